@@ -1,0 +1,5 @@
+-- The base schema: a table describing this database itself.
+CREATE TABLE IF NOT EXISTS store_meta (
+	key   text PRIMARY KEY,
+	value text NOT NULL
+);

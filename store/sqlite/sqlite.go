@@ -1,0 +1,178 @@
+// Package sqlite is hostguard's embedded default store: one SQLite file,
+// opened through a pure-Go driver so that the binary needs no cgo.
+//
+// The file runs in WAL mode with a busy timeout. All writes go through one
+// connection (SQLite allows one writer at a time, and queuing in Go is
+// cheaper and fairer than spinning on SQLITE_BUSY); reads use a small pool of
+// their own so that they never wait behind a write.
+//
+// Every capability's store methods live in a file named for the capability
+// (health.go, retry.go, ...). Times are stored as INTEGER unix microseconds
+// in UTC.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hostguard/hostguard/store/internal/migration"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Store is a hostguard store backed by one SQLite file. It is safe for
+// concurrent use. Close it when done.
+type Store struct {
+	path string
+	w    *sql.DB // exactly one connection: the single writer
+	r    *sql.DB // readers
+}
+
+// Open opens (creating if needed) the SQLite database at path and brings its
+// schema up to date. It refuses a database written by a newer hostguard.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite: database path %q must not contain '?' or '#'", path)
+	}
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	u := (&url.URL{Scheme: "file", Opaque: path}).String()
+	w, err := sql.Open("sqlite", u+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{path: path, w: w}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", u+"?"+pragmas+"&_pragma=query_only(ON)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(0)
+	s.r = r
+	return s, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Pending writes are already durable (each write
+// is its own transaction).
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	// A final checkpoint keeps the WAL file from outliving the process;
+	// failing here is harmless, the next open replays the WAL.
+	_, _ = s.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	errs = append(errs, s.w.Close())
+	return errors.Join(errs...)
+}
+
+// SchemaVersion returns the newest schema version applied to the database.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v)
+	return int(v.Int64), err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migration.Load(migrationFS, "migrations")
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return err
+		}
+		applied := map[int]bool{}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return err
+			}
+			applied[v] = true
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		pending, err := migration.Pending(ms, applied)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", s.path, err)
+		}
+		for _, m := range pending {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("sqlite: migration %d (%s): %w", m.Version, m.Name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, micros(time.Now())); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// tx runs fn in a write transaction (BEGIN IMMEDIATE, on the one writer
+// connection) and commits it if fn returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// micros converts t to the stored form: unix microseconds, UTC. The zero
+// time is stored as 0 so that "never" compares below every real time.
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros is the inverse of micros.
+func fromMicros(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
+}

@@ -1,0 +1,71 @@
+// Package storetest is the conformance suite that every hostguard store
+// passes. Each store's tests call Run with a function that makes a fresh,
+// empty database; the suite then checks every capability against it.
+//
+// Capability cases live in files named for the capability (health.go,
+// retry.go, ...); Run lists them.
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard"
+)
+
+// Harness is one isolated database made for one test.
+type Harness struct {
+	// Engine is "sqlite" or "postgres".
+	Engine string
+	// Open returns a new handle on the test's database. Every call is a
+	// separate handle with its own connections, as a separate node (or a
+	// restarted process) would have. Handles are closed when the test ends;
+	// closing one earlier is allowed.
+	Open func(t testing.TB) hostguard.Store
+}
+
+// MultiNode reports whether several handles act as independent nodes
+// writing at once (PostgreSQL). SQLite handles share one file and serialise
+// their writes.
+func (h *Harness) MultiNode() bool { return h.Engine == "postgres" }
+
+// NewFunc makes a fresh, empty database for one test.
+type NewFunc func(t *testing.T) *Harness
+
+// Run runs the whole conformance suite.
+func Run(t *testing.T, newHarness NewFunc) {
+	t.Run("base", func(t *testing.T) { testBase(t, newHarness) })
+}
+
+// ctx returns a context bounded by the test's deadline, so that a hung
+// statement fails the test instead of the whole run.
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+type schemaVersioner interface {
+	SchemaVersion(ctx context.Context) (int, error)
+}
+
+func testBase(t *testing.T, newHarness NewFunc) {
+	t.Run("migrations applied and idempotent on reopen", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		first, ok := h.Open(t).(schemaVersioner)
+		if !ok {
+			t.Fatalf("%s store does not report its schema version", h.Engine)
+		}
+		v1, err := first.SchemaVersion(ctx(t))
+		if err != nil || v1 < 1 {
+			t.Fatalf("schema version %d, %v; want >= 1", v1, err)
+		}
+		second := h.Open(t).(schemaVersioner)
+		v2, err := second.SchemaVersion(ctx(t))
+		if err != nil || v2 != v1 {
+			t.Fatalf("reopened schema version %d, %v; want %d", v2, err, v1)
+		}
+	})
+}
