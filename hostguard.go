@@ -14,6 +14,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
@@ -23,6 +24,7 @@ import (
 // uses as its own Store interface.
 type Store interface {
 	io.Closer
+	health.Store
 }
 
 // Compile-time proof that both engines implement every capability.

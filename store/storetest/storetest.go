@@ -36,6 +36,7 @@ type NewFunc func(t *testing.T) *Harness
 // Run runs the whole conformance suite.
 func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("base", func(t *testing.T) { testBase(t, newHarness) })
+	t.Run("health", func(t *testing.T) { testHealth(t, newHarness) })
 }
 
 // ctx returns a context bounded by the test's deadline, so that a hung

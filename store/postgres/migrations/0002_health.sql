@@ -1,0 +1,19 @@
+-- health: one durable backoff record per normalised host name.
+-- NULL times mean never / no backoff. Names sort in byte order (COLLATE "C")
+-- so that paging by name agrees with the SQLite store and ignores locale.
+-- Invariant: backoff_until is set only while consecutive_fails > 0, so the
+-- partial index below serves both the unhealthy and the backoff lists.
+CREATE TABLE IF NOT EXISTS health_hosts (
+	name              text COLLATE "C" PRIMARY KEY,
+	display           text NOT NULL,
+	consecutive_fails integer NOT NULL DEFAULT 0,
+	backoff_until     timestamptz,
+	last_success_at   timestamptz,
+	last_failure_at   timestamptz,
+	successes         bigint NOT NULL DEFAULT 0,
+	failures          bigint NOT NULL DEFAULT 0,
+	ignored_failures  bigint NOT NULL DEFAULT 0,
+	updated_at        timestamptz NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS health_hosts_failing ON health_hosts (name) WHERE consecutive_fails > 0;
