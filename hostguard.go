@@ -14,6 +14,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/sqlite"
@@ -25,6 +26,7 @@ import (
 type Store interface {
 	io.Closer
 	health.Store
+	evidence.Store
 }
 
 // Compile-time proof that both engines implement every capability.

@@ -37,6 +37,8 @@ type NewFunc func(t *testing.T) *Harness
 func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("base", func(t *testing.T) { testBase(t, newHarness) })
 	t.Run("health", func(t *testing.T) { testHealth(t, newHarness) })
+	t.Run("evidence", func(t *testing.T) { testEvidence(t, newHarness) })
+	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
 }
 
 // ctx returns a context bounded by the test's deadline, so that a hung

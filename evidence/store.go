@@ -1,0 +1,82 @@
+package evidence
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the durable state a Book needs. store/sqlite and store/postgres
+// implement it; its methods are prefixed with the capability's name so that
+// one store type can serve every capability.
+type Store interface {
+	// EvidenceRecord stores one verdict under (Fingerprint, Subject,
+	// Source). An existing row is replaced only by a check at least as new,
+	// and an Unknown never replaces Available or Unavailable. After the
+	// write, if the table holds more than MaxRows rows, up to TrimBatch of
+	// the oldest rows (by checked time) are deleted.
+	EvidenceRecord(ctx context.Context, p RecordParams) error
+	// EvidenceGet returns the stored row for one key; ok is false if there
+	// is none.
+	EvidenceGet(ctx context.Context, k Key) (row Row, ok bool, err error)
+	// EvidenceSubject returns every row of one subject under one
+	// fingerprint, in source order.
+	EvidenceSubject(ctx context.Context, fingerprint, subject string) ([]Row, error)
+	// EvidenceSummaries returns, for every subject under Fingerprint that
+	// has a positive checked after PositiveSince or a negative checked after
+	// NegativeSince, how many sources hold each. Subjects with neither are
+	// left out.
+	EvidenceSummaries(ctx context.Context, p SummariesParams) ([]SummaryRow, error)
+	// EvidenceInvalidate deletes every Available row whose fingerprint is
+	// not Keep and returns how many it deleted.
+	EvidenceInvalidate(ctx context.Context, keep string) (int64, error)
+	// EvidencePrune deletes up to Batch of the oldest rows while the table
+	// holds more than MaxRows, and returns how many it deleted.
+	EvidencePrune(ctx context.Context, p PruneParams) (int64, error)
+	// EvidenceCount returns how many rows the table holds.
+	EvidenceCount(ctx context.Context) (int64, error)
+}
+
+// Key names one verdict row.
+type Key struct {
+	Fingerprint, Subject, Source string
+}
+
+// Row is one stored verdict.
+type Row struct {
+	Key
+	Verdict   Verdict
+	Reason    Reason
+	CheckedAt time.Time
+}
+
+// RecordParams is the input of Store.EvidenceRecord.
+type RecordParams struct {
+	Row
+	// MaxRows is the table's cap; 0 means no cap.
+	MaxRows int
+	// TrimBatch bounds how many rows one write may delete to restore the
+	// cap. Deleting a few more rows than were added keeps the table at its
+	// cap while every write stays cheap.
+	TrimBatch int
+}
+
+// SummariesParams is the input of Store.EvidenceSummaries.
+type SummariesParams struct {
+	Fingerprint   string
+	PositiveSince time.Time
+	NegativeSince time.Time
+}
+
+// SummaryRow is one subject's counts from Store.EvidenceSummaries.
+type SummaryRow struct {
+	Subject   string
+	Positive  int
+	Negative  int
+	CheckedAt time.Time // newest counted check
+}
+
+// PruneParams is the input of Store.EvidencePrune.
+type PruneParams struct {
+	MaxRows int
+	Batch   int
+}

@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hostguard/hostguard/evidence"
+	"github.com/jackc/pgx/v5"
+)
+
+// EvidenceRecord implements evidence.Store. The upsert is one statement, so
+// nodes recording the same key at once settle on the newest check; the trim
+// that follows may under-delete when two nodes trim together (both pick the
+// same oldest rows), never over-delete, and the next write catches up.
+func (s *Store) EvidenceRecord(ctx context.Context, p evidence.RecordParams) error {
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO evidence (fingerprint, subject, source, verdict, reason, checked_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (fingerprint, subject, source) DO UPDATE SET
+			verdict = excluded.verdict, reason = excluded.reason, checked_at = excluded.checked_at
+		WHERE excluded.checked_at >= evidence.checked_at
+		  AND (excluded.verdict <> 0 OR evidence.verdict = 0)`,
+		p.Fingerprint, p.Subject, p.Source, int16(p.Verdict), string(p.Reason), p.CheckedAt.UTC())
+	if err != nil {
+		return err
+	}
+	if p.MaxRows <= 0 || p.TrimBatch <= 0 {
+		return nil
+	}
+	_, err = s.evidenceTrim(ctx, p.MaxRows, p.TrimBatch)
+	return err
+}
+
+// evidenceTrim deletes up to batch of the oldest rows beyond maxRows,
+// walking evidence_checked from its low end.
+func (s *Store) evidenceTrim(ctx context.Context, maxRows, batch int) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM evidence WHERE id IN (
+			SELECT id FROM evidence ORDER BY checked_at, id
+			LIMIT (SELECT greatest(0, least(n - $1, $2)) FROM evidence_rows WHERE one))`,
+		int64(maxRows), int64(batch))
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// EvidenceGet implements evidence.Store.
+func (s *Store) EvidenceGet(ctx context.Context, k evidence.Key) (evidence.Row, bool, error) {
+	row := evidence.Row{Key: k}
+	var v int16
+	var reason string
+	var at time.Time
+	err := s.pool.QueryRow(ctx, `
+		SELECT verdict, reason, checked_at FROM evidence
+		WHERE fingerprint = $1 AND subject = $2 AND source = $3`,
+		k.Fingerprint, k.Subject, k.Source).Scan(&v, &reason, &at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return evidence.Row{}, false, nil
+	}
+	if err != nil {
+		return evidence.Row{}, false, err
+	}
+	row.Verdict, row.Reason, row.CheckedAt = evidence.Verdict(v), evidence.Reason(reason), at.UTC()
+	return row, true, nil
+}
+
+// EvidenceSubject implements evidence.Store.
+func (s *Store) EvidenceSubject(ctx context.Context, fingerprint, subject string) ([]evidence.Row, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT source, verdict, reason, checked_at FROM evidence
+		WHERE fingerprint = $1 AND subject = $2 ORDER BY source`, fingerprint, subject)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []evidence.Row
+	for rows.Next() {
+		r := evidence.Row{Key: evidence.Key{Fingerprint: fingerprint, Subject: subject}}
+		var v int16
+		var reason string
+		var at time.Time
+		if err := rows.Scan(&r.Source, &v, &reason, &at); err != nil {
+			return nil, err
+		}
+		r.Verdict, r.Reason, r.CheckedAt = evidence.Verdict(v), evidence.Reason(reason), at.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// EvidenceSummaries implements evidence.Store.
+func (s *Store) EvidenceSummaries(ctx context.Context, p evidence.SummariesParams) ([]evidence.SummaryRow, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT subject, pos, neg, newest FROM (
+			SELECT subject,
+				count(*) FILTER (WHERE verdict = 1 AND checked_at > $1) AS pos,
+				count(*) FILTER (WHERE verdict = 2 AND checked_at > $2) AS neg,
+				max(checked_at) FILTER (WHERE (verdict = 1 AND checked_at > $1) OR (verdict = 2 AND checked_at > $2)) AS newest
+			FROM evidence WHERE fingerprint = $3 AND verdict <> 0
+			GROUP BY subject) t
+		WHERE pos > 0 OR neg > 0`,
+		p.PositiveSince.UTC(), p.NegativeSince.UTC(), p.Fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []evidence.SummaryRow
+	for rows.Next() {
+		var r evidence.SummaryRow
+		var pos, neg int64
+		if err := rows.Scan(&r.Subject, &pos, &neg, &r.CheckedAt); err != nil {
+			return nil, err
+		}
+		r.Positive, r.Negative, r.CheckedAt = int(pos), int(neg), r.CheckedAt.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// EvidenceInvalidate implements evidence.Store.
+func (s *Store) EvidenceInvalidate(ctx context.Context, keep string) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM evidence WHERE verdict = 1 AND fingerprint <> $1`, keep)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// EvidencePrune implements evidence.Store.
+func (s *Store) EvidencePrune(ctx context.Context, p evidence.PruneParams) (int64, error) {
+	if p.MaxRows <= 0 || p.Batch <= 0 {
+		return 0, nil
+	}
+	return s.evidenceTrim(ctx, p.MaxRows, p.Batch)
+}
+
+// EvidenceCount implements evidence.Store.
+func (s *Store) EvidenceCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT n FROM evidence_rows WHERE one`).Scan(&n)
+	return n, err
+}
