@@ -1,0 +1,93 @@
+package retry
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// ClaimParams says what a worker wants from Claim.
+type ClaimParams struct {
+	// N is the most items to hand out, 1 to MaxClaim.
+	N int `json:"n"`
+	// Lease is how long the worker may hold each item before it may be
+	// handed to someone else; (0, MaxLease].
+	Lease time.Duration `json:"lease"`
+	// Worker names the claimant for Get and logs; optional, at most 128
+	// bytes.
+	Worker string `json:"worker,omitempty"`
+}
+
+// Claim leases up to p.N due items: highest priority first, then the one
+// due longest. An item is due when its next time has come, or when its
+// lease has run out (without counting a failure, unless it ran out
+// Config.ExpiriesPerFailure times in a row; then it is scheduled on the
+// ClassLeaseExpired ladder instead).
+//
+// While never-tried (pending) items are due, items that were tried before
+// take at most the retry share of the claim: Config.RetryShare×N, rounded
+// down or up at random with the probability of the fraction (so a claim of
+// one item takes a retry 30 % of the time under the default share). When no
+// pending item is due, retries may fill the whole claim, and the other way
+// round. The cap applies whatever the priorities: a boosted retry still
+// counts against it.
+//
+// Claim returns an empty slice, not an error, when nothing is due.
+func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
+	if p.N < 1 || p.N > MaxClaim {
+		return nil, invalidf("claim: N %d is outside [1, %d]", p.N, MaxClaim)
+	}
+	if p.Lease <= 0 || p.Lease > MaxLease {
+		return nil, invalidf("claim: Lease %v is outside (0, %v]", p.Lease, MaxLease)
+	}
+	if len(p.Worker) > 128 {
+		return nil, invalidf("claim: Worker is %d bytes, more than 128", len(p.Worker))
+	}
+	if err := checkWorker(p.Worker); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	res, err := s.store.RetryClaim(ctx, ClaimQuery{
+		Now:          now,
+		N:            p.N,
+		RetryQuota:   s.retryQuota(p.N),
+		Lease:        p.Lease.Truncate(time.Microsecond),
+		Worker:       p.Worker,
+		PromoteLimit: promoteLimit,
+		MaxExpiries:  s.cfg.ExpiriesPerFailure,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Expired) > 0 {
+		// A failure here leaves the items due; the next claim retries.
+		if _, err := s.store.RetryUpdate(ctx, UpdateQuery{
+			Now:   now,
+			IDs:   res.Expired,
+			Apply: func(_ int, r *Record) (bool, error) { return s.applyExpiry(r, now) },
+		}); err != nil && len(res.Grants) == 0 {
+			return nil, err
+		}
+	}
+	out := make([]Lease, len(res.Grants))
+	for i, g := range res.Grants {
+		out[i] = Lease{
+			ID:        g.ID,
+			Token:     formatToken(g.Gen),
+			Until:     g.Until,
+			Attempt:   g.Attempt,
+			Failures:  g.Failures,
+			LastClass: g.LastClass,
+			Priority:  g.Priority,
+			Payload:   g.Payload,
+		}
+	}
+	return out, nil
+}
+
+func checkWorker(w string) error {
+	if err := checkID(w); w != "" && err != nil {
+		return invalidf("claim: Worker %s is not storable text", strconv.Quote(w))
+	}
+	return nil
+}

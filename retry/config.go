@@ -1,0 +1,169 @@
+package retry
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// DefaultLadder is the delay ladder for failure classes without one of
+// their own: step n is the wait after the n-th failure in a row, and the
+// last step repeats.
+var DefaultLadder = []time.Duration{
+	30 * time.Minute,
+	2 * time.Hour,
+	8 * time.Hour,
+	24 * time.Hour,
+	7 * 24 * time.Hour,
+	30 * 24 * time.Hour,
+}
+
+// ClassLeaseExpired is the failure class recorded when an item's lease runs
+// out Config.ExpiriesPerFailure times in a row: a poison item that kills
+// its workers waits on this class's ladder instead of being handed out
+// again and again.
+const ClassLeaseExpired = "lease_expired"
+
+// Limits on claims and leases.
+const (
+	// MaxClaim is the most items one Claim hands out.
+	MaxClaim = 1000
+	// MaxLease is the longest lease (and extension) accepted.
+	MaxLease = 30 * 24 * time.Hour
+	// maxLadderStep bounds ladder steps so now+delay cannot overflow.
+	maxLadderStep = 10 * 365 * 24 * time.Hour
+)
+
+// Config tunes a Scheduler. The zero Config is valid: every zero field means
+// its default.
+type Config struct {
+	// Default is the delay ladder for classes not in Classes. Nil or empty
+	// means DefaultLadder (30 min, 2 h, 8 h, 1 d, 7 d, 30 d). Every step
+	// must be positive and at most ten years.
+	Default []time.Duration
+	// Classes maps failure classes to their own ladders (same rules as
+	// Default; an empty ladder is an error). Nil means every class uses
+	// Default. The class ClassLeaseExpired may be given a ladder too.
+	Classes map[string][]time.Duration
+	// Jitter spreads every delay uniformly over ±Jitter of itself, so that
+	// items failing together do not come due together. Zero means 0.1
+	// (±10 %); set NoJitter to turn it off. Must be in [0, 1).
+	Jitter float64
+	// NoJitter turns jitter off (exact ladder delays). Default false.
+	NoJitter bool
+	// RetryShare caps the share of one claim that items already tried may
+	// take while never-tried items are due as well. Zero means 0.3; 1 means
+	// no cap. Must be in [0, 1]. See Scheduler.Claim for the rounding.
+	RetryShare float64
+	// ReactivateWithin is how soon Observe makes a waiting item due. Zero
+	// means 10 minutes; negative is an error.
+	ReactivateWithin time.Duration
+	// ObserveStep is how much each Observe raises a waiting item's priority
+	// unless ObserveParams.Boost says otherwise. Zero means 1; negative is
+	// an error.
+	ObserveStep int
+	// ObserveMaxPriority is the highest priority observations can raise an
+	// item to; an item already above it keeps its priority. Zero means 10.
+	ObserveMaxPriority int
+	// ExpiriesPerFailure is how many leases on one item may run out in a
+	// row before the next expiry counts as a failure of class
+	// ClassLeaseExpired (that expiry included). Zero means 3; negative is an
+	// error.
+	ExpiriesPerFailure int
+	// Now is the clock for every time decision. Nil means time.Now.
+	Now func() time.Time
+	// Rand returns uniform numbers in [0, 1) for jitter and for rounding
+	// the retry share. Nil means math/rand/v2's Float64. It must be safe
+	// for concurrent use if the Scheduler is.
+	Rand func() float64
+}
+
+func (c Config) withDefaults() Config {
+	if len(c.Default) == 0 {
+		c.Default = DefaultLadder
+	}
+	if c.Jitter == 0 && !c.NoJitter {
+		c.Jitter = 0.1
+	}
+	if c.NoJitter {
+		c.Jitter = 0
+	}
+	if c.RetryShare == 0 {
+		c.RetryShare = 0.3
+	}
+	if c.ReactivateWithin == 0 {
+		c.ReactivateWithin = 10 * time.Minute
+	}
+	if c.ObserveStep == 0 {
+		c.ObserveStep = 1
+	}
+	if c.ObserveMaxPriority == 0 {
+		c.ObserveMaxPriority = 10
+	}
+	if c.ExpiriesPerFailure == 0 {
+		c.ExpiriesPerFailure = 3
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	return c
+}
+
+// validate names the first bad field of a defaulted Config.
+func (c Config) validate() error {
+	if err := checkLadder("Default", c.Default); err != nil {
+		return err
+	}
+	for class, ladder := range c.Classes {
+		field := fmt.Sprintf("Classes[%q]", class)
+		if err := checkClass(class); err != nil {
+			return invalidf("config: %s: %v", field, err)
+		}
+		if len(ladder) == 0 {
+			return invalidf("config: %s is an empty ladder (leave the class out to use Default)", field)
+		}
+		if err := checkLadder(field, ladder); err != nil {
+			return err
+		}
+	}
+	if !(c.Jitter >= 0 && c.Jitter < 1) {
+		return invalidf("config: Jitter %v is outside [0, 1)", c.Jitter)
+	}
+	if !(c.RetryShare > 0 && c.RetryShare <= 1) {
+		return invalidf("config: RetryShare %v is outside [0, 1] (zero means the default 0.3)", c.RetryShare)
+	}
+	if c.ReactivateWithin < 0 {
+		return invalidf("config: ReactivateWithin %v is negative", c.ReactivateWithin)
+	}
+	if c.ReactivateWithin > maxLadderStep {
+		return invalidf("config: ReactivateWithin %v is more than ten years", c.ReactivateWithin)
+	}
+	if c.ObserveStep < 0 {
+		return invalidf("config: ObserveStep %d is negative", c.ObserveStep)
+	}
+	if err := checkPriority("config: ObserveStep", c.ObserveStep); err != nil {
+		return err
+	}
+	if err := checkPriority("config: ObserveMaxPriority", c.ObserveMaxPriority); err != nil {
+		return err
+	}
+	if c.ExpiriesPerFailure < 0 {
+		return invalidf("config: ExpiriesPerFailure %d is negative", c.ExpiriesPerFailure)
+	}
+	return nil
+}
+
+func checkLadder(field string, ladder []time.Duration) error {
+	for i, d := range ladder {
+		if d <= 0 {
+			return invalidf("config: %s[%d] is %v; ladder steps must be positive", field, i, d)
+		}
+		if d > maxLadderStep {
+			return invalidf("config: %s[%d] is %v, more than ten years", field, i, d)
+		}
+	}
+	return nil
+}

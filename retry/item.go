@@ -1,0 +1,182 @@
+package retry
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on what an item may hold.
+const (
+	// MaxIDBytes is the longest id accepted.
+	MaxIDBytes = 256
+	// MaxPayloadBytes is the largest payload accepted.
+	MaxPayloadBytes = 64 << 10
+	// MaxPriority bounds priorities in both directions, so that boosts and
+	// sums can never overflow a 32-bit database column.
+	MaxPriority = 1_000_000_000
+)
+
+// State is where an item is in its life.
+type State int
+
+// The states of an item. Their numeric values are stored in the database
+// and must not change.
+const (
+	// Pending items have never been handed to a worker (or every lease on
+	// them was released unused).
+	Pending State = 0
+	// Scheduled items have been tried and wait for their next attempt.
+	Scheduled State = 1
+	// Leased items are held by a worker until the lease ends.
+	Leased State = 2
+	// Done items succeeded. They stay until Forget.
+	Done State = 3
+)
+
+var stateNames = [...]string{"pending", "scheduled", "leased", "done"}
+
+// States lists every state in order.
+var States = []State{Pending, Scheduled, Leased, Done}
+
+func (s State) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Valid reports whether s is one of the four states.
+func (s State) Valid() bool { return s >= Pending && s <= Done }
+
+// MarshalText encodes the state by name, so JSON carries "scheduled", not 1.
+func (s State) MarshalText() ([]byte, error) {
+	if !s.Valid() {
+		return nil, fmt.Errorf("retry: unknown state %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText is the inverse of MarshalText.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if string(b) == n {
+			*s = State(i)
+			return nil
+		}
+	}
+	return invalidf("unknown state %q (want pending, scheduled, leased or done)", b)
+}
+
+// NewItem is a piece of work handed to Add.
+type NewItem struct {
+	// ID names the work, e.g. a 40-hex infohash: 1 to MaxIDBytes bytes of
+	// UTF-8 without NUL.
+	ID string `json:"id"`
+	// Priority orders claims: higher first. Zero is the normal priority;
+	// negative values are allowed.
+	Priority int `json:"priority,omitempty"`
+	// Payload is handed back with every lease; at most MaxPayloadBytes.
+	// Nil means none.
+	Payload []byte `json:"payload,omitempty"`
+	// NotBefore delays the first attempt. Zero means due at once.
+	NotBefore time.Time `json:"not_before,omitzero"`
+}
+
+// AddResult says what Add did.
+type AddResult struct {
+	// Added counts new items.
+	Added int `json:"added"`
+	// Existing counts ids that were already held. Their state, schedule and
+	// history are untouched; only a higher priority is taken over.
+	Existing int `json:"existing"`
+}
+
+// Item is everything the scheduler holds about one id.
+type Item struct {
+	ID       string `json:"id"`
+	Priority int    `json:"priority"`
+	Payload  []byte `json:"payload,omitempty"`
+	State    State  `json:"state"`
+	// NextAt is when a pending or scheduled item is next due. It is zero
+	// for leased and done items.
+	NextAt time.Time `json:"next_at,omitzero"`
+	// LeaseUntil is when the current lease ends (leased items only).
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// Worker is the name the current lease holder gave (leased items only).
+	Worker string `json:"worker,omitempty"`
+	// Attempts counts leases handed out, minus those released unused.
+	Attempts int `json:"attempts"`
+	// Failures counts failures since the last success; it selects the step
+	// of the delay ladder.
+	Failures int `json:"failures"`
+	// Expiries counts leases that ran out in a row without being settled.
+	Expiries int `json:"expiries"`
+	// LastClass is the class of the latest failure, empty if none.
+	LastClass string `json:"last_class,omitempty"`
+	// History holds the latest failures, oldest first, at most HistoryLen.
+	History []Attempt `json:"history,omitempty"`
+	// Observations counts Observe calls on the item; LastSeen is the latest.
+	Observations int       `json:"observations"`
+	LastSeen     time.Time `json:"last_seen,omitzero"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// checkID rejects ids the stores cannot hold faithfully (PostgreSQL text
+// takes neither NUL nor invalid UTF-8).
+func checkID(id string) error {
+	switch {
+	case id == "":
+		return invalidf("id is empty")
+	case len(id) > MaxIDBytes:
+		return invalidf("id %.32q... is %d bytes, more than %d", id, len(id), MaxIDBytes)
+	case !utf8.ValidString(id):
+		return invalidf("id %q is not valid UTF-8", id)
+	case strings.IndexByte(id, 0) >= 0:
+		return invalidf("id %q contains a NUL byte", id)
+	}
+	return nil
+}
+
+func checkPriority(field string, p int) error {
+	if p > MaxPriority || p < -MaxPriority {
+		return invalidf("%s %d is outside ±%d", field, p, MaxPriority)
+	}
+	return nil
+}
+
+func checkPayload(id string, p []byte) error {
+	if len(p) > MaxPayloadBytes {
+		return invalidf("item %q: payload is %d bytes, more than %d", id, len(p), MaxPayloadBytes)
+	}
+	return nil
+}
+
+// Stats summarises the scheduler's items.
+type Stats struct {
+	// Total counts every item.
+	Total int `json:"total"`
+	// ByState counts items per state name; every state is present.
+	ByState map[string]int `json:"by_state"`
+	// ByClass counts scheduled items by the class of their latest failure,
+	// which is what they are waiting out.
+	ByClass map[string]int `json:"by_class"`
+	// DueNow counts pending and scheduled items whose time has come and
+	// leased items whose lease has run out.
+	DueNow int `json:"due_now"`
+	// OldestDueLag is how long the longest-waiting due item has been due;
+	// zero when nothing is due. A growing lag means workers fall behind.
+	OldestDueLag time.Duration `json:"-"`
+}
+
+// MarshalJSON adds the lag in seconds, the unit people read dashboards in.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	return json.Marshal(struct {
+		plain
+		Lag float64 `json:"oldest_due_lag_seconds"`
+	}{plain(s), s.OldestDueLag.Seconds()})
+}

@@ -1,0 +1,258 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Op is what a worker does with a lease.
+type Op int
+
+// The lease operations. Their numeric values are stored in the database
+// (as the record of how a lease was settled) and must not change.
+const (
+	// OpSucceed marks the item done.
+	OpSucceed Op = 1
+	// OpFail counts a failure of a class and schedules the next attempt on
+	// that class's ladder.
+	OpFail Op = 2
+	// OpRelease gives the item back without counting the attempt; it is due
+	// again at once.
+	OpRelease Op = 3
+	// OpExtend moves the lease's end to now + the given duration.
+	OpExtend Op = 4
+	// opExpire is the scheduler's own settlement of a lease that ran out
+	// too often in a row. Workers never send it.
+	opExpire Op = 5
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpSucceed:
+		return "succeed"
+	case OpFail:
+		return "fail"
+	case OpRelease:
+		return "release"
+	case OpExtend:
+		return "extend"
+	case opExpire:
+		return "expire"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// LeaseRef names a lease: the item and the token Claim returned with it.
+type LeaseRef struct {
+	ID    string `json:"id"`
+	Token string `json:"lease"`
+}
+
+// Lease is an item handed to a worker by Claim. The worker settles it with
+// Succeed, Fail or Release (or Settle for many at once) before Until, or
+// extends it.
+type Lease struct {
+	ID string `json:"id"`
+	// Token fences the lease: operations with an older token fail with
+	// ErrLeaseLost once the item has been claimed again.
+	Token string `json:"lease"`
+	// Until is when the lease runs out.
+	Until time.Time `json:"until"`
+	// Attempt is 1 for the first lease on the item, 2 for the second, ...
+	Attempt int `json:"attempt"`
+	// Failures counts failures since the last success.
+	Failures  int    `json:"failures"`
+	LastClass string `json:"last_class,omitempty"`
+	Priority  int    `json:"priority"`
+	Payload   []byte `json:"payload,omitempty"`
+}
+
+// Ref returns the reference that lease operations take.
+func (l Lease) Ref() LeaseRef { return LeaseRef{ID: l.ID, Token: l.Token} }
+
+// Outcome is one lease operation in a Settle batch.
+type Outcome struct {
+	Lease LeaseRef `json:"lease"`
+	Op    Op       `json:"op"`
+	// Class and Note describe a failure (OpFail only). Class is required;
+	// the note is cut to MaxNoteBytes.
+	Class string `json:"class,omitempty"`
+	Note  string `json:"note,omitempty"`
+	// Extend is the new lease length from now (OpExtend only).
+	Extend time.Duration `json:"extend,omitempty"`
+}
+
+// Succeed marks the leased item done. See Settle for the rules on stale,
+// repeated and late calls.
+func (s *Scheduler) Succeed(ctx context.Context, ref LeaseRef) error {
+	return s.settleOne(ctx, Outcome{Lease: ref, Op: OpSucceed})
+}
+
+// Fail records a failure of class with a short note and schedules the next
+// attempt on the class's ladder (Config.Default for classes without one of
+// their own), at the step given by the failures in a row so far.
+func (s *Scheduler) Fail(ctx context.Context, ref LeaseRef, class, note string) error {
+	return s.settleOne(ctx, Outcome{Lease: ref, Op: OpFail, Class: class, Note: note})
+}
+
+// Release gives the item back unused: the attempt is not counted and the
+// item is due again at once.
+func (s *Scheduler) Release(ctx context.Context, ref LeaseRef) error {
+	return s.settleOne(ctx, Outcome{Lease: ref, Op: OpRelease})
+}
+
+// Extend makes the lease run until now+d and returns the new end.
+func (s *Scheduler) Extend(ctx context.Context, ref LeaseRef, d time.Duration) (time.Time, error) {
+	now := s.now()
+	errs, err := s.settle(ctx, []Outcome{{Lease: ref, Op: OpExtend, Extend: d}}, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if errs[0] != nil {
+		return time.Time{}, errs[0]
+	}
+	return now.Add(d), nil
+}
+
+func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
+	errs, err := s.settle(ctx, []Outcome{o}, s.now())
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// Settle applies many lease operations in one transaction, which is how
+// busy workers should report results. The returned slice has one entry per
+// outcome: nil when it took effect (or repeated one that had), ErrLeaseLost,
+// or ErrNotFound when the item has been forgotten. The error is for the
+// whole batch: bad input (nothing is applied) or a store failure.
+//
+// Rules for every lease operation:
+//   - A token from an older lease (the item was claimed again since) gets
+//     ErrLeaseLost and changes nothing.
+//   - Repeating Succeed, Fail or Release with the token it already settled
+//     returns nil and changes nothing, so a worker may retry a call whose
+//     answer it never saw. A different operation on a settled lease gets
+//     ErrLeaseLost.
+//   - A lease that ran out but whose item nobody has claimed since is still
+//     honoured: its holder may succeed, fail, release or extend it. Taking
+//     a late result beats redoing the work. The exception is an expiry that
+//     the scheduler has already counted as a ClassLeaseExpired failure: that
+//     settled the lease, and its holder gets ErrLeaseLost.
+func (s *Scheduler) Settle(ctx context.Context, outcomes []Outcome) ([]error, error) {
+	return s.settle(ctx, outcomes, s.now())
+}
+
+func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Time) ([]error, error) {
+	if len(outcomes) == 0 {
+		return nil, nil
+	}
+	if len(outcomes) > MaxClaim {
+		return nil, invalidf("%d outcomes in one Settle, more than %d", len(outcomes), MaxClaim)
+	}
+	gens := make([]int64, len(outcomes))
+	ids := make([]string, len(outcomes))
+	for i := range outcomes {
+		o := &outcomes[i]
+		if err := checkID(o.Lease.ID); err != nil {
+			return nil, fmt.Errorf("%w (outcome %d)", err, i)
+		}
+		gen, err := parseToken(o.Lease.Token)
+		if err != nil {
+			return nil, fmt.Errorf("%w (outcome %d, item %q)", err, i, o.Lease.ID)
+		}
+		gens[i], ids[i] = gen, o.Lease.ID
+		switch o.Op {
+		case OpSucceed, OpRelease:
+		case OpFail:
+			if err := checkClass(o.Class); err != nil {
+				return nil, fmt.Errorf("%w (outcome %d, item %q)", err, i, o.Lease.ID)
+			}
+		case OpExtend:
+			if o.Extend <= 0 || o.Extend > MaxLease {
+				return nil, invalidf("outcome %d, item %q: extension %v is outside (0, %v]", i, o.Lease.ID, o.Extend, MaxLease)
+			}
+		default:
+			return nil, invalidf("outcome %d, item %q: unknown operation %d (want succeed, fail, release or extend)", i, o.Lease.ID, int(o.Op))
+		}
+	}
+	return s.store.RetryUpdate(ctx, UpdateQuery{
+		Now: now,
+		IDs: ids,
+		Apply: func(i int, r *Record) (bool, error) {
+			return s.applyOutcome(r, outcomes[i], gens[i], now)
+		},
+	})
+}
+
+// applyOutcome decides one lease operation against the stored record.
+func (s *Scheduler) applyOutcome(r *Record, o Outcome, gen int64, now time.Time) (bool, error) {
+	if r.LeaseGen != gen {
+		return false, ErrLeaseLost
+	}
+	if r.SettledGen == gen {
+		if r.SettledOp == o.Op && o.Op != OpExtend {
+			return false, nil
+		}
+		return false, ErrLeaseLost
+	}
+	switch o.Op {
+	case OpSucceed:
+		r.State = Done
+		r.NextAt = time.Time{}
+		r.Failures = 0
+	case OpFail:
+		class := o.Class
+		r.Failures++
+		r.LastClass = class
+		r.History = AppendHistory(r.History, Attempt{At: now, Class: class, Note: clipNote(o.Note)})
+		r.State = Scheduled
+		r.NextAt = now.Add(s.delay(class, r.Failures))
+	case OpRelease:
+		r.Attempts = max(r.Attempts-1, 0)
+		if r.Attempts == 0 {
+			r.State = Pending
+		} else {
+			r.State = Scheduled
+		}
+		r.NextAt = now
+	case OpExtend:
+		r.State = Leased
+		r.NextAt = now.Add(o.Extend)
+		r.UpdatedAt = now
+		return true, nil
+	}
+	r.Expiries = 0
+	r.Worker = ""
+	r.SettledGen = gen
+	r.SettledOp = o.Op
+	r.UpdatedAt = now
+	return true, nil
+}
+
+// applyExpiry counts a lease that ran out for the ExpiriesPerFailure-th time
+// in a row as a failure of class ClassLeaseExpired. The store reported the
+// item from a claim; by now another node may have handled it, so every
+// condition is checked again.
+func (s *Scheduler) applyExpiry(r *Record, now time.Time) (bool, error) {
+	if r.State != Leased || r.NextAt.After(now) || r.Expiries+1 < s.cfg.ExpiriesPerFailure {
+		return false, nil
+	}
+	r.Failures++
+	r.LastClass = ClassLeaseExpired
+	r.History = AppendHistory(r.History, Attempt{
+		At:    now,
+		Class: ClassLeaseExpired,
+		Note:  fmt.Sprintf("lease ran out %d times in a row", r.Expiries+1),
+	})
+	r.State = Scheduled
+	r.NextAt = now.Add(s.delay(ClassLeaseExpired, r.Failures))
+	r.Expiries = 0
+	r.Worker = ""
+	r.SettledGen = r.LeaseGen
+	r.SettledOp = opExpire
+	r.UpdatedAt = now
+	return true, nil
+}

@@ -1,0 +1,126 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// promoteLimit bounds how many newly due items one claim makes ready, so
+// that a mass wake-up is spread over several claims instead of stalling one.
+const promoteLimit = 512
+
+// MaxAdd is the most items one Add call takes.
+const MaxAdd = 10_000
+
+// Scheduler decides when failed work is tried again. It is safe for
+// concurrent use, and several Schedulers (in one process or on several
+// nodes) may share one store. Build one with New; most callers want Add,
+// Claim and then Succeed or Fail for each lease.
+type Scheduler struct {
+	store Store
+	cfg   Config
+}
+
+// New returns a Scheduler over store. It rejects a Config with a bad field,
+// naming it.
+func New(store Store, cfg Config) (*Scheduler, error) {
+	if store == nil {
+		return nil, errors.New("retry: nil store")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Scheduler{store: store, cfg: cfg}, nil
+}
+
+// now is the configured clock at the stores' precision, in UTC.
+func (s *Scheduler) now() time.Time {
+	return s.cfg.Now().UTC().Truncate(time.Microsecond)
+}
+
+// Add stores new work. An id that is already held is not an error and keeps
+// its state, schedule, payload and history — a failed item is not given a
+// fresh start by being found again (use Observe for that) — but takes the
+// new priority if it is higher. Repeated ids within one call are merged the
+// same way. All items are checked before anything is written.
+func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error) {
+	if len(items) == 0 {
+		return AddResult{}, nil
+	}
+	if len(items) > MaxAdd {
+		return AddResult{}, invalidf("%d items in one Add, more than %d", len(items), MaxAdd)
+	}
+	now := s.now()
+	byID := make(map[string]int, len(items))
+	batch := make([]NewItem, 0, len(items))
+	dups := 0
+	for i, it := range items {
+		if err := checkID(it.ID); err != nil {
+			return AddResult{}, invalidf("item %d: %v", i, strings.TrimPrefix(err.Error(), "retry: "))
+		}
+		if err := checkPriority("item "+quoteID(it.ID)+": priority", it.Priority); err != nil {
+			return AddResult{}, err
+		}
+		if err := checkPayload(it.ID, it.Payload); err != nil {
+			return AddResult{}, err
+		}
+		if it.NotBefore.IsZero() || it.NotBefore.Before(now) {
+			it.NotBefore = now
+		}
+		it.NotBefore = it.NotBefore.UTC().Truncate(time.Microsecond)
+		if j, ok := byID[it.ID]; ok {
+			batch[j].Priority = max(batch[j].Priority, it.Priority)
+			dups++
+			continue
+		}
+		byID[it.ID] = len(batch)
+		batch = append(batch, it)
+	}
+	// A fixed order makes concurrent batches lock rows in the same order,
+	// so they cannot deadlock on a shared database.
+	slices.SortFunc(batch, func(a, b NewItem) int { return strings.Compare(a.ID, b.ID) })
+	res, err := s.store.RetryAdd(ctx, AddQuery{Now: now, Items: batch})
+	if err != nil {
+		return AddResult{}, err
+	}
+	res.Existing += dups
+	return res, nil
+}
+
+// Get returns the item with the given id, or ErrNotFound.
+func (s *Scheduler) Get(ctx context.Context, id string) (Item, error) {
+	if err := checkID(id); err != nil {
+		return Item{}, err
+	}
+	return s.store.RetryGet(ctx, id)
+}
+
+// Forget deletes an item, whatever its state: the only way an item is ever
+// removed. A lease on it is lost (its operations get ErrNotFound). An
+// unknown id is ErrNotFound.
+func (s *Scheduler) Forget(ctx context.Context, id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	return s.store.RetryForget(ctx, id)
+}
+
+// Stats counts items by state and by failure class, and says how much work
+// is due and how long the oldest due item has waited. It reads an index of
+// every item, so it costs time in proportion to the item count (tens of
+// milliseconds per million); call it for monitoring, not per claim.
+func (s *Scheduler) Stats(ctx context.Context) (Stats, error) {
+	return s.store.RetryStats(ctx, s.now())
+}
+
+func quoteID(id string) string {
+	if len(id) > 40 {
+		id = id[:40] + "..."
+	}
+	return strconv.Quote(id)
+}

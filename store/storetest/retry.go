@@ -1,0 +1,753 @@
+package storetest
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/retry"
+)
+
+// retryClock is a fake clock shared by every scheduler of one test.
+type retryClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newRetryClock() *retryClock {
+	return &retryClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *retryClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *retryClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// retryEnv is one test's database, clock and a scheduler on a first handle.
+type retryEnv struct {
+	h     *Harness
+	clock *retryClock
+	cfg   retry.Config
+	s     *retry.Scheduler
+}
+
+func newRetryEnv(t *testing.T, newHarness NewFunc, cfg retry.Config) *retryEnv {
+	t.Helper()
+	e := &retryEnv{h: newHarness(t), clock: newRetryClock()}
+	if cfg.Now == nil {
+		cfg.Now = e.clock.Now
+	}
+	if cfg.Rand == nil {
+		// The middle of [0, 1): jitter adds nothing, and retry quotas
+		// round up only for fractions above one half.
+		cfg.Rand = func() float64 { return 0.5 }
+	}
+	e.cfg = cfg
+	e.s = e.open(t)
+	return e
+}
+
+// open returns a scheduler on a new store handle (a separate node).
+func (e *retryEnv) open(t testing.TB) *retry.Scheduler {
+	t.Helper()
+	st, ok := e.h.Open(t).(retry.Store)
+	if !ok {
+		t.Fatalf("%s store does not implement retry.Store", e.h.Engine)
+	}
+	s, err := retry.New(st, e.cfg)
+	if err != nil {
+		t.Fatalf("retry.New: %v", err)
+	}
+	return s
+}
+
+func mustAdd(t testing.TB, s *retry.Scheduler, items ...retry.NewItem) retry.AddResult {
+	t.Helper()
+	res, err := s.Add(ctx(t), items...)
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	return res
+}
+
+func mustClaim(t testing.TB, s *retry.Scheduler, n int, lease time.Duration) []retry.Lease {
+	t.Helper()
+	ls, err := s.Claim(ctx(t), retry.ClaimParams{N: n, Lease: lease, Worker: "w"})
+	if err != nil {
+		t.Fatalf("Claim(%d): %v", n, err)
+	}
+	return ls
+}
+
+func mustGet(t testing.TB, s *retry.Scheduler, id string) retry.Item {
+	t.Helper()
+	it, err := s.Get(ctx(t), id)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", id, err)
+	}
+	return it
+}
+
+func leaseIDs(ls []retry.Lease) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.ID
+	}
+	return out
+}
+
+func ids(prefix string, n int) []retry.NewItem {
+	out := make([]retry.NewItem, n)
+	for i := range out {
+		out[i] = retry.NewItem{ID: fmt.Sprintf("%s%03d", prefix, i)}
+	}
+	return out
+}
+
+func testRetry(t *testing.T, newHarness NewFunc) {
+	const lease = time.Minute
+
+	t.Run("claim order, succeed, repeat", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		mustAdd(t, e.s, retry.NewItem{ID: "low", Priority: -1}, retry.NewItem{ID: "a", Payload: []byte("pa")})
+		e.clock.Advance(time.Second)
+		mustAdd(t, e.s, retry.NewItem{ID: "b"}, retry.NewItem{ID: "high", Priority: 5})
+		e.clock.Advance(time.Second)
+		ls := mustClaim(t, e.s, 10, lease)
+		if got, want := leaseIDs(ls), []string{"high", "a", "b", "low"}; !slices.Equal(got, want) {
+			t.Fatalf("claim order %v, want %v (priority first, then oldest due)", got, want)
+		}
+		a := ls[1]
+		if a.Attempt != 1 || !bytes.Equal(a.Payload, []byte("pa")) || !a.Until.Equal(e.clock.Now().Add(lease)) || a.Token == "" {
+			t.Fatalf("lease %+v: want attempt 1, payload pa, until now+1m, a token", a)
+		}
+		tokens := map[string]bool{}
+		for _, l := range ls {
+			if tokens[l.Token] {
+				t.Fatalf("token %q handed out twice in one claim", l.Token)
+			}
+			tokens[l.Token] = true
+		}
+		if again := mustClaim(t, e.s, 10, lease); len(again) != 0 {
+			t.Fatalf("leased items claimed again: %v", leaseIDs(again))
+		}
+		if it := mustGet(t, e.s, "a"); it.State != retry.Leased || it.Worker != "w" || !it.LeaseUntil.Equal(a.Until) {
+			t.Fatalf("after claim: %+v; want leased by w until %v", it, a.Until)
+		}
+		if err := e.s.Succeed(ctx(t), a.Ref()); err != nil {
+			t.Fatalf("Succeed: %v", err)
+		}
+		done := mustGet(t, e.s, "a")
+		if done.State != retry.Done || !done.NextAt.IsZero() || done.Worker != "" || done.Attempts != 1 {
+			t.Fatalf("after succeed: %+v", done)
+		}
+		if err := e.s.Succeed(ctx(t), a.Ref()); err != nil {
+			t.Fatalf("repeated Succeed: %v, want nil", err)
+		}
+		if again := mustGet(t, e.s, "a"); !again.UpdatedAt.Equal(done.UpdatedAt) || again.State != retry.Done {
+			t.Fatalf("repeated Succeed changed the item: %+v", again)
+		}
+		if err := e.s.Fail(ctx(t), a.Ref(), "x", ""); !errors.Is(err, retry.ErrLeaseLost) {
+			t.Fatalf("Fail after Succeed with the same token: %v, want ErrLeaseLost", err)
+		}
+		if _, err := e.s.Extend(ctx(t), a.Ref(), time.Minute); !errors.Is(err, retry.ErrLeaseLost) {
+			t.Fatalf("Extend after Succeed: %v, want ErrLeaseLost", err)
+		}
+		// A token is unique across items: borrowing another item's token is stale.
+		if err := e.s.Succeed(ctx(t), retry.LeaseRef{ID: "b", Token: ls[0].Token}); !errors.Is(err, retry.ErrLeaseLost) {
+			t.Fatalf("Succeed with another item's token: %v, want ErrLeaseLost", err)
+		}
+	})
+
+	t.Run("fail follows the class ladder and keeps history", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{
+			NoJitter: true,
+			Classes:  map[string][]time.Duration{"no_peers": {time.Minute, 5 * time.Minute}},
+		})
+		mustAdd(t, e.s, retry.NewItem{ID: "x"})
+		steps := []struct {
+			class string
+			wait  time.Duration
+		}{
+			{"no_peers", time.Minute},
+			{"no_peers", 5 * time.Minute},
+			{"no_peers", 5 * time.Minute}, // the last step repeats
+			{"hash_mismatch", 24 * time.Hour}, // no ladder of its own: Default, step 4
+		}
+		for i, st := range steps {
+			ls := mustClaim(t, e.s, 1, lease)
+			if len(ls) != 1 || ls[0].Attempt != i+1 || ls[0].Failures != i {
+				t.Fatalf("step %d: claim %+v; want attempt %d after %d failures", i, ls, i+1, i)
+			}
+			failedAt := e.clock.Now()
+			if err := e.s.Fail(ctx(t), ls[0].Ref(), st.class, fmt.Sprintf("try %d", i)); err != nil {
+				t.Fatalf("step %d: Fail: %v", i, err)
+			}
+			it := mustGet(t, e.s, "x")
+			if it.State != retry.Scheduled || !it.NextAt.Equal(failedAt.Add(st.wait)) || it.LastClass != st.class || it.Failures != i+1 {
+				t.Fatalf("step %d: %+v; want scheduled at failure+%v, class %s", i, it, st.wait, st.class)
+			}
+			e.clock.Advance(st.wait - time.Second)
+			if ls := mustClaim(t, e.s, 1, lease); len(ls) != 0 {
+				t.Fatalf("step %d: claimed %v a second before it was due", i, leaseIDs(ls))
+			}
+			e.clock.Advance(time.Second)
+		}
+		it := mustGet(t, e.s, "x")
+		if len(it.History) != len(steps) || it.History[0].Class != "no_peers" || it.History[0].Note != "try 0" ||
+			it.History[3].Class != "hash_mismatch" {
+			t.Fatalf("history %+v", it.History)
+		}
+		// Re-adding does not reset anything, but a higher priority is taken.
+		if res := mustAdd(t, e.s, retry.NewItem{ID: "x", Priority: 4}); res.Added != 0 || res.Existing != 1 {
+			t.Fatalf("re-add: %+v", res)
+		}
+		mustAdd(t, e.s, retry.NewItem{ID: "x", Priority: 2})
+		again := mustGet(t, e.s, "x")
+		if again.Priority != 4 || again.Failures != 4 || len(again.History) != 4 || !again.NextAt.Equal(it.NextAt) {
+			t.Fatalf("after re-add: %+v; want priority 4 and the same schedule and history", again)
+		}
+		// The history keeps only the newest entries.
+		for i := range retry.HistoryLen + 2 {
+			e.clock.Advance(31 * 24 * time.Hour)
+			ls := mustClaim(t, e.s, 1, lease)
+			if len(ls) != 1 {
+				t.Fatalf("history fill %d: nothing claimed", i)
+			}
+			if err := e.s.Fail(ctx(t), ls[0].Ref(), "no_peers", fmt.Sprintf("fill %d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h := mustGet(t, e.s, "x").History
+		if len(h) != retry.HistoryLen || h[len(h)-1].Note != fmt.Sprintf("fill %d", retry.HistoryLen+1) {
+			t.Fatalf("history after many failures: %d entries, last %+v", len(h), h[len(h)-1])
+		}
+	})
+
+	t.Run("stale token after expiry and re-claim", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		mustAdd(t, e.s, retry.NewItem{ID: "x"})
+		first := mustClaim(t, e.s, 1, lease)[0]
+		e.clock.Advance(lease)
+		other := e.open(t)
+		second := mustClaim(t, other, 1, lease)
+		if len(second) != 1 || second[0].Token == first.Token || second[0].Attempt != 2 {
+			t.Fatalf("re-claim after expiry: %+v", second)
+		}
+		before := mustGet(t, e.s, "x")
+		for name, op := range map[string]func() error{
+			"succeed": func() error { return e.s.Succeed(ctx(t), first.Ref()) },
+			"fail":    func() error { return e.s.Fail(ctx(t), first.Ref(), "x", "") },
+			"release": func() error { return e.s.Release(ctx(t), first.Ref()) },
+			"extend":  func() error { _, err := e.s.Extend(ctx(t), first.Ref(), lease); return err },
+		} {
+			if err := op(); !errors.Is(err, retry.ErrLeaseLost) {
+				t.Errorf("%s with the stale token: %v, want ErrLeaseLost", name, err)
+			}
+		}
+		if after := mustGet(t, e.s, "x"); !after.UpdatedAt.Equal(before.UpdatedAt) || after.State != retry.Leased {
+			t.Fatalf("stale operations changed the item: %+v", after)
+		}
+		if err := other.Succeed(ctx(t), second[0].Ref()); err != nil {
+			t.Fatalf("Succeed with the live token: %v", err)
+		}
+	})
+
+	t.Run("late success is taken while nobody re-claimed", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		mustAdd(t, e.s, retry.NewItem{ID: "slow"})
+		l := mustClaim(t, e.s, 1, lease)[0]
+		e.clock.Advance(2 * lease)
+		// A claim that promotes the expired item but hands out another one.
+		mustAdd(t, e.s, retry.NewItem{ID: "urgent", Priority: 9})
+		if got := leaseIDs(mustClaim(t, e.s, 1, lease)); !slices.Equal(got, []string{"urgent"}) {
+			t.Fatalf("claim %v, want [urgent]", got)
+		}
+		if it := mustGet(t, e.s, "slow"); it.State != retry.Scheduled || it.Expiries != 1 {
+			t.Fatalf("expired item %+v; want scheduled (due again) with one expiry", it)
+		}
+		if err := e.s.Succeed(ctx(t), l.Ref()); err != nil {
+			t.Fatalf("late Succeed: %v, want it accepted", err)
+		}
+		if it := mustGet(t, e.s, "slow"); it.State != retry.Done || it.Expiries != 0 {
+			t.Fatalf("after late success: %+v", it)
+		}
+	})
+
+	t.Run("third expiry in a row is a lease_expired failure", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		mustAdd(t, e.s, retry.NewItem{ID: "poison"})
+		var last retry.Lease
+		for i := range 3 {
+			ls := mustClaim(t, e.s, 1, lease)
+			if len(ls) != 1 || ls[0].Failures != 0 || ls[0].Attempt != i+1 {
+				t.Fatalf("claim %d: %+v", i, ls)
+			}
+			last = ls[0]
+			e.clock.Advance(lease)
+		}
+		if ls := mustClaim(t, e.s, 1, lease); len(ls) != 0 {
+			t.Fatalf("the third expiry handed the item out again: %v", leaseIDs(ls))
+		}
+		it := mustGet(t, e.s, "poison")
+		now := e.clock.Now()
+		if it.State != retry.Scheduled || it.Failures != 1 || it.LastClass != retry.ClassLeaseExpired ||
+			!it.NextAt.Equal(now.Add(retry.DefaultLadder[0])) || it.Expiries != 0 || len(it.History) != 1 {
+			t.Fatalf("after the third expiry: %+v; want one lease_expired failure due in 30m", it)
+		}
+		if err := e.s.Succeed(ctx(t), last.Ref()); !errors.Is(err, retry.ErrLeaseLost) {
+			t.Fatalf("Succeed on a lease counted as expired: %v, want ErrLeaseLost", err)
+		}
+		// A settled lease resets the count: two more expiries are not a failure.
+		e.clock.Advance(retry.DefaultLadder[0])
+		l := mustClaim(t, e.s, 1, lease)[0]
+		if err := e.s.Release(ctx(t), l.Ref()); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if ls := mustClaim(t, e.s, 1, lease); len(ls) != 1 {
+				t.Fatalf("claim after release: %v", ls)
+			}
+			e.clock.Advance(lease)
+		}
+		if ls := mustClaim(t, e.s, 1, lease); len(ls) != 1 {
+			t.Fatalf("two expiries after a release counted as a failure: %v", ls)
+		}
+	})
+
+	t.Run("release does not count, extend keeps the lease", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		mustAdd(t, e.s, retry.NewItem{ID: "x"})
+		l := mustClaim(t, e.s, 1, lease)[0]
+		if err := e.s.Release(ctx(t), l.Ref()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.Release(ctx(t), l.Ref()); err != nil {
+			t.Fatalf("repeated Release: %v", err)
+		}
+		if it := mustGet(t, e.s, "x"); it.State != retry.Pending || it.Attempts != 0 || !it.NextAt.Equal(e.clock.Now()) {
+			t.Fatalf("after release: %+v; want pending, no attempts, due now", it)
+		}
+		l = mustClaim(t, e.s, 1, lease)[0]
+		if l.Attempt != 1 {
+			t.Fatalf("attempt after a release: %d, want 1", l.Attempt)
+		}
+		e.clock.Advance(30 * time.Second)
+		until, err := e.s.Extend(ctx(t), l.Ref(), 10*time.Minute)
+		if err != nil || !until.Equal(e.clock.Now().Add(10*time.Minute)) {
+			t.Fatalf("Extend: %v, %v", until, err)
+		}
+		e.clock.Advance(5 * time.Minute)
+		if ls := mustClaim(t, e.s, 1, lease); len(ls) != 0 {
+			t.Fatalf("extended lease handed out: %v", leaseIDs(ls))
+		}
+		e.clock.Advance(5 * time.Minute)
+		if ls := mustClaim(t, e.s, 1, lease); len(ls) != 1 || ls[0].Attempt != 2 {
+			t.Fatalf("after the extension ran out: %+v", ls)
+		}
+	})
+
+	t.Run("retry share caps retries while new items wait", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{
+			NoJitter: true,
+			Default:  []time.Duration{time.Second},
+		})
+		mustAdd(t, e.s, ids("old", 20)...)
+		var out []retry.Outcome
+		for _, l := range mustClaim(t, e.s, 20, lease) {
+			out = append(out, retry.Outcome{Lease: l.Ref(), Op: retry.OpFail, Class: "timeout"})
+		}
+		if errs, err := e.s.Settle(ctx(t), out); err != nil || len(errs) != 20 || errors.Join(errs...) != nil {
+			t.Fatalf("Settle: %v %v", errs, err)
+		}
+		e.clock.Advance(2 * time.Second)
+		mustAdd(t, e.s, ids("new", 20)...)
+		// The random draw is 0.5: a fraction above one half rounds up.
+		steps := []struct{ n, fresh, old int }{
+			{10, 7, 3}, // 0.3×10 = 3
+			{5, 4, 1},  // 1.5 rounds down
+			{12, 8, 4}, // 3.6 rounds up
+			{10, 1, 9}, // one new item left: retries fill the rest
+			{10, 0, 3}, // only retries left
+			{10, 0, 0},
+		}
+		for i, st := range steps {
+			fresh, old := 0, 0
+			for _, l := range mustClaim(t, e.s, st.n, lease) {
+				if l.Attempt == 1 {
+					fresh++
+				} else {
+					old++
+				}
+			}
+			if fresh != st.fresh || old != st.old {
+				t.Fatalf("step %d, claim of %d: %d new and %d retries; want %d and %d", i, st.n, fresh, old, st.fresh, st.old)
+			}
+		}
+	})
+
+	t.Run("observe pulls forward, boosts, and leaves leased and done alone", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true, ObserveMaxPriority: 3})
+		mustAdd(t, e.s, retry.NewItem{ID: "dormant"}, retry.NewItem{ID: "busy"}, retry.NewItem{ID: "fin"})
+		ls := mustClaim(t, e.s, 3, lease)
+		byID := map[string]retry.Lease{}
+		for _, l := range ls {
+			byID[l.ID] = l
+		}
+		if err := e.s.Fail(ctx(t), byID["dormant"].Ref(), "no_peers", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.Succeed(ctx(t), byID["fin"].Ref()); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Minute)
+		now := e.clock.Now()
+		res, err := e.s.Observe(ctx(t), "dormant", retry.ObserveParams{})
+		if err != nil || res.Added || res.State != retry.Scheduled || res.Priority != 1 || !res.NextAt.Equal(now.Add(10*time.Minute)) {
+			t.Fatalf("Observe: %+v, %v; want priority 1, due in 10m", res, err)
+		}
+		for range 4 {
+			e.clock.Advance(time.Minute)
+			if _, err := e.s.Observe(ctx(t), "dormant", retry.ObserveParams{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		it := mustGet(t, e.s, "dormant")
+		if it.Priority != 3 || it.Observations != 5 || !it.NextAt.Equal(now.Add(10*time.Minute)) || !it.LastSeen.Equal(e.clock.Now()) {
+			t.Fatalf("after 5 sightings: %+v; want priority capped at 3, next_at kept at the first pull", it)
+		}
+		for _, id := range []string{"busy", "fin"} {
+			before := mustGet(t, e.s, id)
+			if _, err := e.s.Observe(ctx(t), id, retry.ObserveParams{Boost: 2}); err != nil {
+				t.Fatal(err)
+			}
+			after := mustGet(t, e.s, id)
+			if after.State != before.State || after.Priority != before.Priority || !after.LeaseUntil.Equal(before.LeaseUntil) || after.Observations != 1 {
+				t.Fatalf("%s: observing changed %+v into %+v", id, before, after)
+			}
+		}
+		if _, err := e.s.Observe(ctx(t), "ghost", retry.ObserveParams{}); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("Observe unknown: %v, want ErrNotFound", err)
+		}
+		res, err = e.s.Observe(ctx(t), "ghost", retry.ObserveParams{AddIfMissing: true, Priority: 2, Payload: []byte("p")})
+		if err != nil || !res.Added || res.State != retry.Pending {
+			t.Fatalf("Observe with AddIfMissing: %+v, %v", res, err)
+		}
+		if ls := mustClaim(t, e.s, 1, lease); len(ls) != 1 || ls[0].ID != "ghost" || string(ls[0].Payload) != "p" {
+			t.Fatalf("the added item is not due at once: %+v", ls)
+		}
+		res, err = e.s.Observe(ctx(t), "ghost", retry.ObserveParams{AddIfMissing: true})
+		if err != nil || res.Added {
+			t.Fatalf("second Observe with AddIfMissing: %+v, %v; want not added", res, err)
+		}
+	})
+
+	t.Run("get, forget, stats", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		big := bytes.Repeat([]byte{0, 1, 2, 0xff}, retry.MaxPayloadBytes/4)
+		mustAdd(t, e.s, retry.NewItem{ID: "big", Payload: big}, retry.NewItem{ID: "later", NotBefore: e.clock.Now().Add(time.Hour)})
+		mustAdd(t, e.s, ids("n", 4)...)
+		if it := mustGet(t, e.s, "big"); !bytes.Equal(it.Payload, big) {
+			t.Fatalf("payload of %d bytes came back as %d", len(big), len(it.Payload))
+		}
+		ls := mustClaim(t, e.s, 3, lease)
+		_ = e.s.Fail(ctx(t), ls[0].Ref(), "timeout", "")
+		_ = e.s.Fail(ctx(t), ls[1].Ref(), "timeout", "")
+		_ = e.s.Succeed(ctx(t), ls[2].Ref())
+		e.clock.Advance(5 * time.Second)
+		st, err := e.s.Stats(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"pending": 3, "scheduled": 2, "leased": 0, "done": 1}
+		if st.Total != 6 || fmt.Sprint(st.ByState) != fmt.Sprint(want) || st.ByClass["timeout"] != 2 || st.DueNow != 2 ||
+			st.OldestDueLag != 5*time.Second {
+			t.Fatalf("stats %+v; want total 6, %v, timeout 2, 2 due for 5s", st, want)
+		}
+		if err := e.s.Forget(ctx(t), ls[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.Get(ctx(t), ls[0].ID); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("Get after Forget: %v", err)
+		}
+		if err := e.s.Forget(ctx(t), ls[0].ID); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("second Forget: %v", err)
+		}
+		if err := e.s.Succeed(ctx(t), ls[0].Ref()); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("Succeed on a forgotten item: %v", err)
+		}
+	})
+
+	t.Run("bad input changes nothing", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		bad := [][]retry.NewItem{
+			{{ID: "ok"}, {ID: ""}},
+			{{ID: "ok"}, {ID: string(make([]byte, retry.MaxIDBytes+1))}},
+			{{ID: "ok"}, {ID: "big", Payload: make([]byte, retry.MaxPayloadBytes+1)}},
+			{{ID: "ok"}, {ID: "bad\xffutf8"}},
+			{{ID: "ok"}, {ID: "nul\x00"}},
+			{{ID: "ok", Priority: retry.MaxPriority + 1}},
+		}
+		for i, items := range bad {
+			if _, err := e.s.Add(ctx(t), items...); !errors.Is(err, retry.ErrInvalid) {
+				t.Errorf("bad batch %d: %v, want ErrInvalid", i, err)
+			}
+		}
+		if _, err := e.s.Get(ctx(t), "ok"); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("a rejected batch wrote an item: %v", err)
+		}
+		mustAdd(t, e.s, retry.NewItem{ID: "x"})
+		l := mustClaim(t, e.s, 1, lease)[0]
+		for name, err := range map[string]error{
+			"claim N=0":     func() error { _, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 0, Lease: lease}); return err }(),
+			"claim lease 0": func() error { _, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1}); return err }(),
+			"fail no class": e.s.Fail(ctx(t), l.Ref(), "", "note"),
+			"bad token":     e.s.Succeed(ctx(t), retry.LeaseRef{ID: "x", Token: "01"}),
+			"extend 0":      func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 0); return err }(),
+			"settle bad op": func() error {
+				_, err := e.s.Settle(ctx(t), []retry.Outcome{{Lease: l.Ref(), Op: retry.OpSucceed}, {Lease: l.Ref(), Op: 99}})
+				return err
+			}(),
+		} {
+			if !errors.Is(err, retry.ErrInvalid) {
+				t.Errorf("%s: %v, want ErrInvalid", name, err)
+			}
+		}
+		if it := mustGet(t, e.s, "x"); it.State != retry.Leased {
+			t.Fatalf("rejected calls changed the item: %+v", it)
+		}
+	})
+
+	t.Run("settle batch reports per outcome", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		mustAdd(t, e.s, ids("s", 4)...)
+		ls := mustClaim(t, e.s, 4, lease)
+		errs, err := e.s.Settle(ctx(t), []retry.Outcome{
+			{Lease: ls[0].Ref(), Op: retry.OpSucceed},
+			{Lease: ls[1].Ref(), Op: retry.OpFail, Class: "timeout", Note: string(bytes.Repeat([]byte("é"), 300))},
+			{Lease: ls[2].Ref(), Op: retry.OpRelease},
+			{Lease: ls[0].Ref(), Op: retry.OpSucceed},                                    // repeat: harmless
+			{Lease: ls[1].Ref(), Op: retry.OpSucceed},                                    // other op on a settled lease
+			{Lease: retry.LeaseRef{ID: "s003", Token: ls[0].Token}, Op: retry.OpSucceed}, // wrong token
+			{Lease: retry.LeaseRef{ID: "nope", Token: ls[0].Token}, Op: retry.OpSucceed},
+			{Lease: ls[3].Ref(), Op: retry.OpExtend, Extend: time.Hour},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []error{nil, nil, nil, nil, retry.ErrLeaseLost, retry.ErrLeaseLost, retry.ErrNotFound, nil}
+		for i := range want {
+			if !errors.Is(errs[i], want[i]) || (want[i] == nil && errs[i] != nil) {
+				t.Errorf("outcome %d: %v, want %v", i, errs[i], want[i])
+			}
+		}
+		states := []retry.State{retry.Done, retry.Scheduled, retry.Pending, retry.Leased}
+		for i, l := range ls {
+			if it := mustGet(t, e.s, l.ID); it.State != states[i] {
+				t.Errorf("%s: %v, want %v", l.ID, it.State, states[i])
+			}
+		}
+		h := mustGet(t, e.s, ls[1].ID).History
+		if len(h) != 1 || len(h[0].Note) > retry.MaxNoteBytes || len(h[0].Note) < retry.MaxNoteBytes-1 {
+			t.Fatalf("note kept as %d bytes, want cut to about %d", len(h[0].Note), retry.MaxNoteBytes)
+		}
+	})
+
+	t.Run("state survives reopening", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		mustAdd(t, e.s, retry.NewItem{ID: "x", Priority: 3, Payload: []byte("keep")})
+		l := mustClaim(t, e.s, 1, lease)[0]
+		if err := e.s.Fail(ctx(t), l.Ref(), "no_peers", "gone"); err != nil {
+			t.Fatal(err)
+		}
+		want := mustGet(t, e.s, "x")
+		got := mustGet(t, e.open(t), "x")
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Fatalf("reopened:\n%+v\nwant\n%+v", got, want)
+		}
+	})
+
+	t.Run("concurrent workers on two handles never share a lease", func(t *testing.T) {
+		t.Parallel()
+		testRetryConcurrent(t, newHarness)
+	})
+}
+
+// grant is one lease handed out, with the fake-clock window it was live in.
+type grant struct {
+	id      string
+	gen     int64
+	start   time.Time
+	until   time.Time
+	settled time.Time // when the holder settled it; zero if never
+}
+
+// testRetryConcurrent runs 8 workers over 2 store handles, with a shared
+// fake clock that they push forward so that leases run out and are taken
+// over. It checks, from every grant recorded, that no two leases on one item
+// were live at once and that each item succeeded at most once.
+func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
+	const (
+		workers = 8
+		items   = 200
+		lease   = time.Minute
+		maxOps  = 150
+	)
+	e := newRetryEnv(t, newHarness, retry.Config{
+		NoJitter: true,
+		Default:  []time.Duration{30 * time.Second},
+	})
+	nodes := []*retry.Scheduler{e.s, e.open(t)}
+	mustAdd(t, e.s, ids("c", items)...)
+
+	var (
+		mu        sync.Mutex
+		grants    = map[string]*grant{} // by token
+		succeeded = map[string]string{} // id -> token of the effective success
+		failures  []string
+	)
+	deadline := time.Now().Add(20 * time.Second)
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := nodes[w%2]
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for op := 0; op < maxOps && !stop.Load() && time.Now().Before(deadline); op++ {
+				start := e.clock.Now()
+				ls, err := s.Claim(ctx(t), retry.ClaimParams{N: 1 + rng.IntN(4), Lease: lease, Worker: fmt.Sprint("w", w)})
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("claim: %v", err))
+					mu.Unlock()
+					stop.Store(true)
+					return
+				}
+				mu.Lock()
+				for _, l := range ls {
+					if grants[l.Token] != nil {
+						failures = append(failures, fmt.Sprintf("token %s granted twice", l.Token))
+					}
+					gen, _ := strconv.ParseInt(l.Token, 10, 64)
+					grants[l.Token] = &grant{id: l.ID, gen: gen, start: start, until: l.Until}
+				}
+				mu.Unlock()
+				for _, l := range ls {
+					if rng.IntN(4) == 0 {
+						e.clock.Advance(lease / 3) // let some leases run out under their holders
+					}
+					now := e.clock.Now()
+					var err error
+					var op retry.Op
+					switch k := rng.IntN(10); {
+					case k < 5:
+						op, err = retry.OpSucceed, s.Succeed(ctx(t), l.Ref())
+					case k < 8:
+						op, err = retry.OpFail, s.Fail(ctx(t), l.Ref(), "timeout", "")
+					case k < 9:
+						op, err = retry.OpRelease, s.Release(ctx(t), l.Ref())
+					default:
+						var until time.Time
+						op = retry.OpExtend
+						until, err = s.Extend(ctx(t), l.Ref(), lease)
+						if err == nil {
+							mu.Lock()
+							if g := grants[l.Token]; until.After(g.until) {
+								g.until = until
+							}
+							mu.Unlock()
+						}
+						continue
+					}
+					mu.Lock()
+					switch {
+					case err == nil:
+						g := grants[l.Token]
+						if g.settled.IsZero() {
+							g.settled = now
+						}
+						if op == retry.OpSucceed {
+							if prev, ok := succeeded[l.ID]; ok && prev != l.Token {
+								failures = append(failures, fmt.Sprintf("%s succeeded under two leases %s and %s", l.ID, prev, l.Token))
+							}
+							succeeded[l.ID] = l.Token
+						}
+					case errors.Is(err, retry.ErrLeaseLost):
+					default:
+						failures = append(failures, fmt.Sprintf("%v %s: %v", op, l.ID, err))
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Error(f)
+	}
+	byItem := map[string][]*grant{}
+	for _, g := range grants {
+		byItem[g.id] = append(byItem[g.id], g)
+	}
+	overlaps := 0
+	for id, gs := range byItem {
+		slices.SortFunc(gs, func(a, b *grant) int { return cmp.Compare(a.gen, b.gen) })
+		for i := 1; i < len(gs); i++ {
+			prev, cur := gs[i-1], gs[i]
+			end := prev.until
+			if !prev.settled.IsZero() && prev.settled.Before(end) {
+				end = prev.settled
+			}
+			if cur.start.Before(end) {
+				overlaps++
+				t.Errorf("%s: lease %d granted at %v while lease %d was live until %v", id, cur.gen, cur.start, prev.gen, end)
+			}
+		}
+	}
+	for id, tok := range succeeded {
+		it := mustGet(t, e.s, id)
+		if it.State != retry.Done {
+			t.Errorf("%s succeeded (lease %s) but is %v", id, tok, it.State)
+		}
+	}
+	st, err := e.s.Stats(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != items || st.ByState["done"] != len(succeeded) {
+		t.Errorf("stats %+v; want %d items, %d done (one per recorded success)", st, items, len(succeeded))
+	}
+	if len(grants) < 100 {
+		t.Errorf("only %d grants: the test did not exercise concurrency", len(grants))
+	}
+	t.Logf("%s: %d grants, %d successes, %d overlaps", e.h.Engine, len(grants), len(succeeded), overlaps)
+}
