@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
@@ -27,6 +28,7 @@ type Store interface {
 	io.Closer
 	health.Store
 	evidence.Store
+	retry.Store
 }
 
 // Compile-time proof that both engines implement every capability.

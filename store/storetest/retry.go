@@ -188,7 +188,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		}{
 			{"no_peers", time.Minute},
 			{"no_peers", 5 * time.Minute},
-			{"no_peers", 5 * time.Minute}, // the last step repeats
+			{"no_peers", 5 * time.Minute},     // the last step repeats
 			{"hash_mismatch", 24 * time.Hour}, // no ladder of its own: Default, step 4
 		}
 		for i, st := range steps {
