@@ -1,0 +1,160 @@
+package budget
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the durable, shared part of a Budget: usage counters keyed by
+// (UTC day, scope, kind), one pacing slot per source, and reservations.
+// store/sqlite and store/postgres implement it; hostguard.Open returns a
+// store that does.
+//
+// Implementations must be safe for concurrent use, and every method must be
+// atomic even when several processes (nodes) share the database: the
+// counters of N nodes together never exceed a limit by one.
+//
+// Implementations take every time from their parameters, never from the
+// database clock, so that fake clocks work. Days are UTC midnights.
+type Store interface {
+	// BudgetAdmit admits or refuses one request, in one atomic step:
+	//
+	//  1. Every charge with Limited set is checked: it refuses when its
+	//     counter is closed or when used + Cost > Limit. The first refusing
+	//     charge (in slice order) is reported; nothing changes.
+	//  2. If PaceKey is set and Touch is false, the slot is
+	//     max(next_at, Now); it refuses when slot > Now + MaxWait (nothing
+	//     changes), else next_at becomes slot + Pace. With Touch,
+	//     next_at becomes max(next_at, Now + Pace) and nothing refuses.
+	//     Without PaceKey the slot is Now.
+	//  3. Every charge adds Cost to its counter, creating it at zero (but
+	//     see CounterTotal below); Grant, if set, is stored.
+	//
+	// A counter (Day, "", CounterTotal) that does not exist yet starts at
+	// the sum of the day's CounterSource counters, so that a total cap set
+	// during the day still counts the day's earlier work.
+	//
+	// Charges name distinct counters and come sorted by (Scope, Kind), so
+	// that implementations can lock rows in that order.
+	BudgetAdmit(ctx context.Context, p StoreAdmitParams) (StoreAdmitResult, error)
+
+	// BudgetCancel undoes an admission whose request was never made (a
+	// Wait whose context ended before its slot): it subtracts each charge's
+	// Cost, deletes the grant GrantID if set, and gives the pacing slot
+	// back (next_at = Slot) only if nobody has taken a later slot since
+	// (next_at = Slot + Pace); a later taker keeps its slot, and the gap
+	// simply stays unused.
+	BudgetCancel(ctx context.Context, p StoreCancelParams) error
+
+	// BudgetSettle closes reservation p.ID at p.Actual: the grant's
+	// counters — (Day, "", Kind) and, when the grant has a Source,
+	// (Day, Source, Kind) — change by Actual − Cost. It returns the grant
+	// as stored after the call. Errors: ErrGrantNotFound; ErrGrantExpired
+	// when the grant's Day is before p.Today (nothing changes: an
+	// unsettled reservation stays charged in full); ErrGrantClosed when the
+	// grant was closed with a different figure. Closing again with the same
+	// figure changes nothing and succeeds.
+	BudgetSettle(ctx context.Context, p StoreSettleParams) (StoreGrant, error)
+
+	// BudgetClose marks counter (Day, Scope, Kind) closed, creating it if
+	// needed: every Limited charge on it refuses for the rest of that day.
+	BudgetClose(ctx context.Context, p StoreCloseParams) error
+
+	// BudgetUsage returns every counter of day, in any order.
+	BudgetUsage(ctx context.Context, day time.Time) ([]Counter, error)
+
+	// BudgetPrune deletes counters and grants of days before before, and
+	// pacing slots whose next_at is before it. It returns how many rows it
+	// deleted.
+	BudgetPrune(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Charge is one counter that an admission adds to.
+type Charge struct {
+	// Scope is a source name, or "" for a cluster-wide counter.
+	Scope string
+	Kind  Kind
+	// Cost is added to the counter when the admission succeeds (> 0).
+	Cost int64
+	// Limited makes the charge refuse when used + Cost > Limit or the
+	// counter is closed; otherwise the charge only records.
+	Limited bool
+	Limit   int64
+}
+
+// StoreAdmitParams is the input of Store.BudgetAdmit.
+type StoreAdmitParams struct {
+	Day time.Time // the UTC midnight of Now's day
+	Now time.Time // truncated to microseconds
+	// Charges, sorted by (Scope, Kind), each counter at most once.
+	Charges []Charge
+	// PaceKey is the source whose pacing slot the request takes; "" for
+	// none.
+	PaceKey string
+	Pace    time.Duration
+	// MaxWait is how far in the future a slot may lie (0 for Admit).
+	MaxWait time.Duration
+	// Touch moves the slot without ever refusing (foreground requests).
+	Touch bool
+	// Grant is the reservation to store, or nil.
+	Grant *StoreGrant
+}
+
+// StoreAdmitResult is the output of Store.BudgetAdmit.
+type StoreAdmitResult struct {
+	Admitted bool
+	// Refused is the index in Charges of the refusing charge, or -1 when
+	// the refusal is for pacing (or the admission succeeded).
+	Refused int
+	// Used and Closed describe the refusing counter.
+	Used   int64
+	Closed bool
+	// Slot is when the request may start: on success, the slot taken; on
+	// a pacing refusal, the first free slot.
+	Slot time.Time
+}
+
+// StoreCancelParams is the input of Store.BudgetCancel.
+type StoreCancelParams struct {
+	Day     time.Time
+	Charges []Charge // as admitted; Cost is subtracted
+	PaceKey string
+	Pace    time.Duration
+	Slot    time.Time
+	GrantID string
+}
+
+// StoreSettleParams is the input of Store.BudgetSettle.
+type StoreSettleParams struct {
+	ID     string
+	Actual int64 // ≥ 0
+	Today  time.Time
+	Now    time.Time
+}
+
+// StoreCloseParams is the input of Store.BudgetClose.
+type StoreCloseParams struct {
+	Day   time.Time
+	Scope string
+	Kind  Kind
+}
+
+// StoreGrant is a reservation as the store keeps it.
+type StoreGrant struct {
+	ID        string
+	Day       time.Time
+	Source    string
+	Kind      Kind
+	Cost      int64
+	Actual    *int64 // nil while open
+	CreatedAt time.Time
+	ClosedAt  time.Time // zero while open
+}
+
+// Counter is one usage counter of a day.
+type Counter struct {
+	Scope  string
+	Kind   Kind
+	Used   int64
+	Closed bool
+}

@@ -1,0 +1,253 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+// BudgetAdmit implements budget.Store. SQLite has one writer at a time, so
+// the check and the increments in one BEGIN IMMEDIATE transaction are atomic
+// against every other handle on the file.
+func (s *Store) BudgetAdmit(ctx context.Context, p budget.StoreAdmitParams) (budget.StoreAdmitResult, error) {
+	res := budget.StoreAdmitResult{Refused: -1}
+	day, now := micros(p.Day), micros(p.Now)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for i, c := range p.Charges {
+			if !c.Limited {
+				continue
+			}
+			used, closed, err := budgetCounter(ctx, tx, day, c)
+			if err != nil {
+				return err
+			}
+			if closed || used+c.Cost > c.Limit {
+				res.Refused, res.Used, res.Closed = i, used, closed
+				return nil
+			}
+		}
+		slot := now
+		if p.PaceKey != "" {
+			var next int64
+			err := tx.QueryRowContext(ctx, `SELECT next_at FROM budget_pace WHERE source = ?`, p.PaceKey).Scan(&next)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("sqlite: read pacing slot: %w", err)
+			}
+			pace := p.Pace.Microseconds()
+			if p.Touch {
+				next = max(next, now+pace)
+			} else {
+				slot = max(next, now)
+				if slot-now > p.MaxWait.Microseconds() {
+					res.Slot = fromMicros(slot)
+					return nil
+				}
+				next = slot + pace
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_pace (source, next_at) VALUES (?, ?)
+				ON CONFLICT (source) DO UPDATE SET next_at = excluded.next_at`, p.PaceKey, next); err != nil {
+				return fmt.Errorf("sqlite: take pacing slot: %w", err)
+			}
+		}
+		for _, c := range p.Charges {
+			if err := budgetAdd(ctx, tx, day, c.Scope, c.Kind, c.Cost); err != nil {
+				return err
+			}
+		}
+		if g := p.Grant; g != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_grants (id, day, source, kind, cost, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+				g.ID, micros(g.Day), g.Source, string(g.Kind), g.Cost, micros(g.CreatedAt)); err != nil {
+				return fmt.Errorf("sqlite: store grant: %w", err)
+			}
+		}
+		res.Admitted, res.Slot = true, fromMicros(slot)
+		return nil
+	})
+	if err != nil {
+		return budget.StoreAdmitResult{}, err
+	}
+	return res, nil
+}
+
+// budgetCounter reads a counter as a charge would see it: a missing one is
+// zero, except the total cap, which starts at the day's sum of sources.
+func budgetCounter(ctx context.Context, tx *sql.Tx, day int64, c budget.Charge) (used int64, closed bool, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT used, closed FROM budget_usage WHERE day = ? AND scope = ? AND kind = ?`,
+		day, c.Scope, string(c.Kind)).Scan(&used, &closed)
+	if errors.Is(err, sql.ErrNoRows) {
+		used, err = budgetInitial(ctx, tx, day, c.Scope, c.Kind)
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("sqlite: read usage: %w", err)
+	}
+	return used, closed, nil
+}
+
+func budgetInitial(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind) (int64, error) {
+	if scope != "" || kind != budget.CounterTotal {
+		return 0, nil
+	}
+	var sum int64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(used), 0) FROM budget_usage WHERE day = ? AND kind = ?`,
+		day, string(budget.CounterSource)).Scan(&sum)
+	return sum, err
+}
+
+// budgetAdd adds delta to a counter, creating it first if needed.
+func budgetAdd(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind, delta int64) error {
+	r, err := tx.ExecContext(ctx, `UPDATE budget_usage SET used = used + ? WHERE day = ? AND scope = ? AND kind = ?`,
+		delta, day, scope, string(kind))
+	if err != nil {
+		return fmt.Errorf("sqlite: update usage: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n > 0 {
+		return nil
+	}
+	init, err := budgetInitial(ctx, tx, day, scope, kind)
+	if err != nil {
+		return fmt.Errorf("sqlite: update usage: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used) VALUES (?, ?, ?, ?)`,
+		day, scope, string(kind), init+delta); err != nil {
+		return fmt.Errorf("sqlite: update usage: %w", err)
+	}
+	return nil
+}
+
+// BudgetCancel implements budget.Store.
+func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) error {
+	day := micros(p.Day)
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, c := range p.Charges {
+			if _, err := tx.ExecContext(ctx, `UPDATE budget_usage SET used = used - ? WHERE day = ? AND scope = ? AND kind = ?`,
+				c.Cost, day, c.Scope, string(c.Kind)); err != nil {
+				return fmt.Errorf("sqlite: refund usage: %w", err)
+			}
+		}
+		if p.GrantID != "" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM budget_grants WHERE id = ?`, p.GrantID); err != nil {
+				return fmt.Errorf("sqlite: drop grant: %w", err)
+			}
+		}
+		if p.PaceKey != "" {
+			slot := micros(p.Slot)
+			if _, err := tx.ExecContext(ctx, `UPDATE budget_pace SET next_at = ? WHERE source = ? AND next_at = ?`,
+				slot, p.PaceKey, slot+p.Pace.Microseconds()); err != nil {
+				return fmt.Errorf("sqlite: give back pacing slot: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// BudgetSettle implements budget.Store.
+func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (budget.StoreGrant, error) {
+	var g budget.StoreGrant
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var day, created, closedAt int64
+		var kind string
+		var actual sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT day, source, kind, cost, actual, created_at, closed_at FROM budget_grants WHERE id = ?`, p.ID).
+			Scan(&day, &g.Source, &kind, &g.Cost, &actual, &created, &closedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return budget.ErrGrantNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: read grant: %w", err)
+		}
+		g.ID, g.Day, g.Kind, g.CreatedAt, g.ClosedAt = p.ID, fromMicros(day), budget.Kind(kind), fromMicros(created), fromMicros(closedAt)
+		if actual.Valid {
+			g.Actual = &actual.Int64
+			if actual.Int64 == p.Actual {
+				return nil
+			}
+			return budget.ErrGrantClosed
+		}
+		if day < micros(p.Today) {
+			return budget.ErrGrantExpired
+		}
+		delta := p.Actual - g.Cost
+		for _, scope := range grantScopes(g.Source) {
+			if err := budgetAdd(ctx, tx, day, scope, g.Kind, delta); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE budget_grants SET actual = ?, closed_at = ? WHERE id = ?`,
+			p.Actual, micros(p.Now), p.ID); err != nil {
+			return fmt.Errorf("sqlite: close grant: %w", err)
+		}
+		g.Actual, g.ClosedAt = &p.Actual, p.Now
+		return nil
+	})
+	return g, err
+}
+
+// grantScopes are the scopes a reservation charged its kind to.
+func grantScopes(source string) []string {
+	if source == "" {
+		return []string{""}
+	}
+	return []string{"", source}
+}
+
+// BudgetClose implements budget.Store.
+func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		day := micros(p.Day)
+		init, err := budgetInitial(ctx, tx, day, p.Scope, p.Kind)
+		if err != nil {
+			return fmt.Errorf("sqlite: close counter: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used, closed) VALUES (?, ?, ?, ?, 1)
+			ON CONFLICT (day, scope, kind) DO UPDATE SET closed = 1`, day, p.Scope, string(p.Kind), init); err != nil {
+			return fmt.Errorf("sqlite: close counter: %w", err)
+		}
+		return nil
+	})
+}
+
+// BudgetUsage implements budget.Store.
+func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counter, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT scope, kind, used, closed FROM budget_usage WHERE day = ?`, micros(day))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read usage: %w", err)
+	}
+	defer rows.Close()
+	var out []budget.Counter
+	for rows.Next() {
+		var c budget.Counter
+		var kind string
+		if err := rows.Scan(&c.Scope, &kind, &c.Used, &c.Closed); err != nil {
+			return nil, fmt.Errorf("sqlite: read usage: %w", err)
+		}
+		c.Kind = budget.Kind(kind)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// BudgetPrune implements budget.Store.
+func (s *Store) BudgetPrune(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	b := micros(before)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM budget_usage WHERE day < ?`,
+			`DELETE FROM budget_grants WHERE day < ?`,
+			`DELETE FROM budget_pace WHERE next_at < ?`,
+		} {
+			r, err := tx.ExecContext(ctx, q, b)
+			if err != nil {
+				return fmt.Errorf("sqlite: prune budget: %w", err)
+			}
+			k, _ := r.RowsAffected()
+			n += k
+		}
+		return nil
+	})
+	return n, err
+}
