@@ -14,6 +14,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -29,6 +30,7 @@ type Store interface {
 	health.Store
 	evidence.Store
 	retry.Store
+	budget.Store
 }
 
 // Compile-time proof that both engines implement every capability.
