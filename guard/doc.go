@@ -1,0 +1,73 @@
+// Package guard is an in-memory circuit breaker per endpoint: it stops a
+// program from waiting, request after request, on a host that does not
+// answer, while erring towards contacting the host whenever the evidence is
+// thin, because refusing a host that works is the worse mistake.
+//
+// An endpoint is a URL origin (see Key): scheme, host and port. Each
+// request asks the Guard for a Ticket and settles it:
+//
+//	t, err := g.Acquire(u)
+//	if err != nil {
+//		return err // *OpenError: skipped without network work; or a bad URL
+//	}
+//	defer t.Release()
+//	resp, err := client.Do(req)
+//	if err != nil {
+//		t.Failed(err)
+//		return err
+//	}
+//	t.Answered() // any status: 200, 404 and 502 all prove the host answered
+//
+// # Rules
+//
+// Failures are classified with failure.Classify; only host-level ones
+// (timeouts, DNS, refused, unreachable, aborted) count, and only when they
+// are news:
+//
+//   - Threshold counted failures whose times lie within one Window (both
+//     ends included) open the endpoint; a failure more than Window after
+//     the earlier ones starts a new streak at 1.
+//   - Open: for OpenFor every Acquire returns an *OpenError with the time
+//     left in RetryAfter.
+//   - Half-open: then exactly one trial ticket is admitted and everyone
+//     else gets an *OpenError with RetryAfter 0 until it settles. The slot
+//     has no deadline of its own: it belongs to its ticket until that
+//     ticket is answered, failed or released. A failed trial opens the
+//     endpoint again at once; an answered one closes it.
+//   - Any answer clears the record, whatever its state.
+//   - Siblings are one piece of evidence: requests already in flight when a
+//     failure is counted (admitted before it) cannot add to the streak, in
+//     any completion order and even within one clock instant. Only a
+//     counted failure can open or re-open an endpoint, so a sibling that
+//     fails late never starts a new open period.
+//   - Reset(url) bumps the endpoint's epoch and closes it; failures from
+//     tickets issued before the reset are discarded.
+//   - Inconclusive failures (cancellation, policy refusal, reset by peer,
+//     TLS, unknown) record nothing; they only free the trial slot if the
+//     ticket holds it. Release does the same for a ticket that reports
+//     nothing, and can never free a slot a newer trial holds.
+//   - Exempt tickets (AcquireExempt) are never refused and their failures
+//     never count, but their answers clear.
+//   - The kill switch (Config.Disabled, by default HOSTGUARD_DISABLE_GUARD)
+//     is read on every call: while it is on, Acquire refuses nothing and
+//     creates no record, failures are not recorded, and tickets still
+//     release what they hold.
+//
+// # Memory
+//
+// The guard keeps at most MaxEndpoints records. Closed records without
+// tickets out are pruned once idle for IdleTTL (see Prune) and are the
+// first to be evicted when the cap is reached; open and half-open records
+// go only after them, and a record with tickets out is never evicted. When
+// every record has tickets out, a new endpoint is let through untracked
+// rather than evicting evidence in use or refusing anything.
+//
+// # Cost
+//
+// Acquire, Answered and Release on a closed endpoint take only that
+// endpoint's lock, read no clock and allocate only the ticket; keying a URL
+// that is already canonical allocates nothing. Callers on different
+// endpoints share no lock and no counter. The default kill switch reads the
+// environment, which takes the process's environment read lock; set
+// Config.Disabled to read a flag instead where that matters.
+package guard

@@ -1,0 +1,31 @@
+package guard
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrOpen is matched by every *OpenError: errors.Is(err, ErrOpen) tells a
+// fast-fail from a real network error.
+var ErrOpen = errors.New("guard: endpoint is not answering; request skipped")
+
+// OpenError is what Acquire returns instead of a ticket while an endpoint
+// is open, or half-open with its trial already out. The request was not
+// sent.
+//
+// Its message names the endpoint (an origin: no userinfo, path or query)
+// and nothing else, so it can be shown to a user and logged as is. It
+// deliberately reads neither like an HTTP status nor like a timeout, so
+// that code which sorts errors by their text does not mistake a skipped
+// request for an answer or for a slow host.
+type OpenError struct {
+	Endpoint   string        // the endpoint key, as Key returns it
+	RetryAfter time.Duration // until the open period ends; 0 while half-open with a trial out
+}
+
+func (e *OpenError) Error() string {
+	return "guard: " + e.Endpoint + " did not answer recently; request skipped without contacting it"
+}
+
+// Is makes errors.Is(err, ErrOpen) hold.
+func (e *OpenError) Is(target error) bool { return target == ErrOpen }

@@ -1,0 +1,231 @@
+package guard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/guard"
+)
+
+// fakeClock is a clock that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newFakeClock() *fakeClock { return &fakeClock{now: epoch} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Errors of each kind a ticket may report, built the way the standard
+// library builds them.
+var (
+	errRefused  = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	errTimeout  = fmt.Errorf("get: %w", context.DeadlineExceeded)
+	errNXDomain = &net.DNSError{Err: "no such host", Name: "a.test", IsNotFound: true}
+	errCanceled = fmt.Errorf("get: %w", context.Canceled)
+	errPeer     = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	errPolicy   = &failure.PolicyError{Reason: "private address"}
+	errOther    = errors.New("ETIMEDOUT")
+)
+
+// bed is one guard under test with a fake clock, a kill switch the test
+// holds, and a log of every transition.
+type bed struct {
+	t       *testing.T
+	g       *guard.Guard
+	clk     *fakeClock
+	off     atomic.Bool
+	tickets map[string]*guard.Ticket
+
+	mu          sync.Mutex
+	transitions []string
+}
+
+func setup(t *testing.T, cfg guard.Config) *bed {
+	t.Helper()
+	b := &bed{t: t, clk: newFakeClock(), tickets: map[string]*guard.Ticket{}}
+	cfg.Now = b.clk.Now
+	if cfg.Disabled == nil {
+		cfg.Disabled = b.off.Load
+	}
+	next := cfg.OnTransition
+	cfg.OnTransition = func(endpoint string, from, to guard.State) {
+		b.mu.Lock()
+		b.transitions = append(b.transitions, fmt.Sprintf("%s %s->%s", endpoint, from, to))
+		b.mu.Unlock()
+		if next != nil {
+			next(endpoint, from, to)
+		}
+	}
+	b.g = guard.New(cfg)
+	return b
+}
+
+func (b *bed) log() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.transitions...)
+}
+
+// step is one row of a state-machine table. at is the fake time since the
+// start of the table; rows run in order and at never decreases.
+type step struct {
+	at   time.Duration
+	do   string // see bed.run
+	tk   string // ticket name, for ticket operations
+	url  string // default "http://a.test/"
+	want string // see bed.run
+}
+
+const defaultURL = "http://a.test/"
+
+// run executes rows. Operations and what want means for each:
+//
+//	acquire, exempt   "ok", "trial", or "open <RetryAfter>" (e.g. "open 30s", "open 0s")
+//	answer, release   ticket operations; want is unused
+//	fail              want names the error: refused, timeout, nxdomain,
+//	                  canceled, peer-reset, policy, other (default refused)
+//	reset             Reset(url)
+//	state             want is the State string
+//	len               want is Len()
+//	disable, enable   flip the kill switch
+func (b *bed) run(rows []step) {
+	b.t.Helper()
+	for i, r := range rows {
+		b.clk.Set(epoch.Add(r.at))
+		url := r.url
+		if url == "" {
+			url = defaultURL
+		}
+		where := fmt.Sprintf("row %d (%v %s %s %s)", i, r.at, r.do, r.tk, url)
+		switch r.do {
+		case "acquire", "exempt":
+			acquire := b.g.Acquire
+			if r.do == "exempt" {
+				acquire = b.g.AcquireExempt
+			}
+			tk, err := acquire(url)
+			b.checkAcquire(where, tk, err, r.want)
+			if tk != nil {
+				b.tickets[r.tk] = tk
+			}
+		case "answer":
+			b.ticket(where, r.tk).Answered()
+		case "fail":
+			b.ticket(where, r.tk).Failed(namedErr(b.t, r.want))
+		case "release":
+			b.ticket(where, r.tk).Release()
+		case "reset":
+			if err := b.g.Reset(url); err != nil {
+				b.t.Fatalf("%s: Reset: %v", where, err)
+			}
+		case "state":
+			if got := b.g.State(url).String(); got != r.want {
+				b.t.Fatalf("%s: State = %s, want %s", where, got, r.want)
+			}
+		case "len":
+			if got := fmt.Sprint(b.g.Len()); got != r.want {
+				b.t.Fatalf("%s: Len = %s, want %s", where, got, r.want)
+			}
+		case "disable":
+			b.off.Store(true)
+		case "enable":
+			b.off.Store(false)
+		default:
+			b.t.Fatalf("%s: unknown operation", where)
+		}
+	}
+}
+
+func (b *bed) ticket(where, name string) *guard.Ticket {
+	tk, ok := b.tickets[name]
+	if !ok {
+		b.t.Fatalf("%s: no ticket named %q", where, name)
+	}
+	return tk
+}
+
+func (b *bed) checkAcquire(where string, tk *guard.Ticket, err error, want string) {
+	b.t.Helper()
+	var got string
+	var oe *guard.OpenError
+	switch {
+	case err == nil && tk.Trial():
+		got = "trial"
+	case err == nil:
+		got = "ok"
+	case errors.As(err, &oe):
+		if !errors.Is(err, guard.ErrOpen) {
+			b.t.Fatalf("%s: *OpenError is not ErrOpen", where)
+		}
+		got = "open " + oe.RetryAfter.String()
+	default:
+		b.t.Fatalf("%s: Acquire: %v", where, err)
+	}
+	if want == "" {
+		want = "ok"
+	}
+	if got != want {
+		b.t.Fatalf("%s: Acquire gave %s, want %s", where, got, want)
+	}
+}
+
+func namedErr(t *testing.T, name string) error {
+	switch name {
+	case "", "refused":
+		return errRefused
+	case "timeout":
+		return errTimeout
+	case "nxdomain":
+		return errNXDomain
+	case "canceled":
+		return errCanceled
+	case "peer-reset":
+		return errPeer
+	case "policy":
+		return errPolicy
+	case "other":
+		return errOther
+	}
+	t.Fatalf("unknown error name %q", name)
+	return nil
+}
+
+// transitionsOf returns the log entries for the default endpoint without
+// its name.
+func transitionsOf(log []string) string {
+	var out []string
+	for _, l := range log {
+		out = append(out, strings.TrimPrefix(l, "http://a.test "))
+	}
+	return strings.Join(out, ", ")
+}

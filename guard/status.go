@@ -1,0 +1,62 @@
+package guard
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hostguard/hostguard/failure"
+)
+
+// EndpointStatus is a snapshot of one endpoint record, for status pages and
+// listings.
+type EndpointStatus struct {
+	Endpoint      string        // the key
+	State         State         // as State would report it
+	Failures      int           // counted host-level failures since the record last cleared
+	OpenUntil     time.Time     // end of the current or last open period; zero when closed
+	RetryAfter    time.Duration // time left in the open period; zero unless Open
+	TicketsOut    int           // tickets admitted and not yet settled
+	TrialOut      bool          // the half-open trial slot is taken
+	LastFailure   failure.Class // class of the last counted failure; None if there was none
+	LastFailureAt time.Time     // when it was counted; zero if never
+	Epoch         uint64        // how many times Reset was called on the record
+}
+
+// Endpoints returns a snapshot of every record, sorted by endpoint. It
+// locks one record at a time, so it is consistent per endpoint, not
+// across endpoints.
+func (g *Guard) Endpoints() []EndpointStatus {
+	now := g.cfg.Now()
+	list := make([]EndpointStatus, 0, g.Len())
+	g.records.Range(func(_, v any) bool {
+		ep := v.(*endpoint)
+		var tr transitions
+		ep.mu.Lock()
+		if ep.evicted {
+			ep.mu.Unlock()
+			return true
+		}
+		ep.observe(now, &tr)
+		st := EndpointStatus{
+			Endpoint:      ep.key,
+			State:         ep.state(now),
+			Failures:      ep.fails,
+			TicketsOut:    ep.out,
+			TrialOut:      ep.trial != 0,
+			LastFailure:   ep.last,
+			LastFailureAt: ep.lastAt,
+			Epoch:         ep.epoch,
+		}
+		if ep.open {
+			st.OpenUntil = ep.openUntil
+			st.RetryAfter = max(ep.openUntil.Sub(now), 0)
+		}
+		ep.mu.Unlock()
+		g.report(ep.key, &tr)
+		list = append(list, st)
+		return true
+	})
+	slices.SortFunc(list, func(a, b EndpointStatus) int { return strings.Compare(a.Endpoint, b.Endpoint) })
+	return list
+}

@@ -1,0 +1,148 @@
+package guard
+
+import (
+	"sync/atomic"
+
+	"github.com/hostguard/hostguard/failure"
+)
+
+// Ticket is permission to contact one endpoint once. Settle it with
+// exactly one of Answered or Failed, and call Release in a defer: Release
+// is the cleanup for every path that reported nothing (a panic, an early
+// return) and a no-op after a report, so calling it always is correct.
+// Every method is safe to call more than once, concurrently, and on a nil
+// *Ticket; only the first settling call counts.
+type Ticket struct {
+	g      *Guard
+	ep     *endpoint // nil when the guard tracked nothing: disabled or full
+	key    string
+	id     admission
+	epoch  uint64
+	trial  bool
+	exempt bool
+	done   atomic.Bool
+}
+
+// Endpoint returns the endpoint key the ticket was issued for.
+func (t *Ticket) Endpoint() string {
+	if t == nil {
+		return ""
+	}
+	return t.key
+}
+
+// Trial reports whether the ticket holds the endpoint's half-open trial
+// slot: the one request whose outcome decides whether the endpoint closes
+// or opens again.
+func (t *Ticket) Trial() bool {
+	return t != nil && t.trial
+}
+
+// Answered reports that the host sent an HTTP response, of any status: it
+// is reachable, so the endpoint's record is cleared. An answer is recorded
+// even while the guard is disabled and even from a ticket issued before a
+// Reset, because it can only make the guard contact the host sooner.
+func (t *Ticket) Answered() {
+	if !t.settle() {
+		return
+	}
+	ep := t.ep
+	ep.mu.Lock()
+	ep.out--
+	ep.touched = true
+	if !ep.open && ep.fails == 0 {
+		// The hot path: nothing to clear.
+		ep.mu.Unlock()
+		return
+	}
+	var tr transitions
+	ep.observe(t.g.cfg.Now(), &tr)
+	ep.clear()
+	tr.add(ep, Closed)
+	ep.mu.Unlock()
+	t.g.report(ep.key, &tr)
+}
+
+// Failed reports that the request ended without any HTTP response. The
+// error is classified with failure.Classify. A host-level failure counts
+// against the endpoint unless it is discarded: the ticket is exempt, the
+// guard is disabled, a Reset happened after the ticket was issued, or the
+// ticket is a sibling of an already counted failure (admitted before it).
+// A failed trial opens the endpoint again at once. Anything else
+// (cancellation, policy refusal, reset by peer, TLS, unknown) is
+// inconclusive and only releases the trial slot if the ticket holds it.
+func (t *Ticket) Failed(err error) {
+	if !t.settle() {
+		return
+	}
+	class := failure.Classify(err)
+	// Read the kill switch before locking: it is caller code.
+	disabled := t.g.cfg.Disabled()
+	g, ep := t.g, t.ep
+	ep.mu.Lock()
+	ep.out--
+	ep.touched = true
+	owner := t.ownsTrial()
+	if owner {
+		ep.trial = 0
+	}
+	// While the record is open the boundary check alone admits only its
+	// trial: the tripping failure moved the boundary past every ticket
+	// admitted before it, and an open record admits nothing else that
+	// counts. That is why a late sibling can never start a new open period.
+	counted := !disabled && !t.exempt && class.HostLevel() && t.epoch == ep.epoch &&
+		t.id.after(ep.boundary)
+	if !counted {
+		ep.mu.Unlock()
+		return
+	}
+	now := g.cfg.Now()
+	var tr transitions
+	ep.observe(now, &tr)
+	ep.boundary = admission{ep.serial, ep.seq}
+	ep.last, ep.lastAt = class, now
+	if owner {
+		ep.fails++
+		ep.trip(now, g.cfg.OpenFor)
+	} else {
+		ep.countInStreak(now, g.cfg.Window)
+		if len(ep.streak) >= g.cfg.Threshold {
+			ep.trip(now, g.cfg.OpenFor)
+		}
+	}
+	tr.add(ep, ep.state(now))
+	ep.mu.Unlock()
+	g.report(ep.key, &tr)
+}
+
+// Release gives the ticket back without a report, freeing the trial slot
+// if this ticket holds it. It records nothing. After Answered or Failed,
+// or a second time, it does nothing, and it can never free a slot that a
+// newer trial holds. It works while the guard is disabled, so switching
+// the guard back on cannot find a finished trial still holding its slot.
+func (t *Ticket) Release() {
+	if !t.settle() {
+		return
+	}
+	ep := t.ep
+	ep.mu.Lock()
+	ep.out--
+	ep.touched = true
+	if t.ownsTrial() {
+		ep.trial = 0
+	}
+	ep.mu.Unlock()
+}
+
+// settle marks the ticket used and reports whether this call is the one
+// that must update its record.
+func (t *Ticket) settle() bool {
+	return t != nil && t.ep != nil && t.done.CompareAndSwap(false, true)
+}
+
+// ownsTrial reports whether the record's trial slot is this ticket's. The
+// slot is named by the admission seq, unique within the record, so a
+// ticket can only ever free its own slot. Call with t.ep.mu held.
+func (t *Ticket) ownsTrial() bool {
+	return t.trial && t.ep.trial == t.id.seq
+}
