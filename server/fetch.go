@@ -1,0 +1,181 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/transport"
+)
+
+// fetch performs one request through the guarded transport and streams the
+// answer back: status, end-to-end headers and body. Redirects are returned,
+// not followed, so the caller sees what the upstream said.
+//
+// The upstream URL is exactly the value of the url query parameter. The
+// route's own parameters (url, exempt) belong to the daemon's URL and are
+// never sent upstream; a parameter meant for the upstream must be inside
+// the url value, percent-encoded. Any other parameter on the daemon's URL
+// is refused, because it is almost always an unencoded upstream URL whose
+// query was split off by '&'.
+func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
+	target, exempt, e := fetchParams(r.URL.RawQuery)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	ctx := r.Context()
+	if exempt {
+		ctx = transport.Exempt(ctx)
+	}
+	var body io.Reader
+	if r.Method == http.MethodPost {
+		body = r.Body
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, target, body)
+	if err != nil {
+		writeError(w, badRequest("url", "url cannot be requested: %s", failureText(err)))
+		return
+	}
+	if r.Method == http.MethodPost {
+		out.ContentLength = r.ContentLength
+	}
+	copyEndToEnd(out.Header, r.Header)
+	if s.token.set {
+		// The client's Authorization header was for the daemon.
+		out.Header.Del("Authorization")
+	}
+	resp, err := s.rt.RoundTrip(out)
+	if err != nil {
+		s.upstreamError(w, r, err, "fetch")
+		return
+	}
+	s.metrics.upstream.WithLabelValues("fetch", "answered").Inc()
+	streamResponse(w, resp)
+}
+
+// fetchParams reads the fetch route's query: url (required, once) and
+// exempt (optional).
+func fetchParams(rawQuery string) (target string, exempt bool, e *apiError) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", false, badRequest("", "the query string is malformed; percent-encode the upstream URL in the url parameter")
+	}
+	for k := range q {
+		if k != "url" && k != "exempt" {
+			return "", false, badRequest(k, "unknown query parameter %q: only url and exempt are read, so percent-encode the upstream URL (its own query included) in url", k)
+		}
+	}
+	switch len(q["url"]) {
+	case 0:
+		return "", false, badRequest("url", "url is missing: /v1/fetch?url=<percent-encoded upstream URL>")
+	case 1:
+	default:
+		return "", false, badRequest("url", "url is given more than once")
+	}
+	target = q.Get("url")
+	if e := checkUpstreamURL("url", target); e != nil {
+		return "", false, e
+	}
+	switch v := q["exempt"]; {
+	case len(v) == 0:
+	case len(v) > 1:
+		return "", false, badRequest("exempt", "exempt is given more than once")
+	case v[0] == "1" || strings.EqualFold(v[0], "true"):
+		exempt = true
+	case v[0] == "0" || strings.EqualFold(v[0], "false") || v[0] == "":
+	default:
+		return "", false, badRequest("exempt", "exempt must be 1, true, 0 or false")
+	}
+	return target, exempt, nil
+}
+
+// checkUpstreamURL accepts absolute http and https URLs with a host.
+func checkUpstreamURL(field, raw string) *apiError {
+	if e := checkURLField(field, raw); e != nil {
+		return e
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return badRequest(field, "%s is not a URL", field)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return badRequest(field, "%s must be an http or https URL", field)
+	}
+	if u.Hostname() == "" {
+		return badRequest(field, "%s has no host", field)
+	}
+	return nil
+}
+
+// upstreamError answers for a request that got no upstream response. The
+// message names the endpoint and the failure class, never the URL or the
+// underlying error text, which may repeat the URL with its query.
+func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error, via string) {
+	var open *guard.OpenError
+	if errors.As(err, &open) {
+		s.metrics.upstream.WithLabelValues(via, "fast_fail").Inc()
+		writeError(w, s.guardError(err, via))
+		return
+	}
+	var pol *failure.PolicyError
+	if errors.As(err, &pol) {
+		s.metrics.upstream.WithLabelValues(via, "policy").Inc()
+		writeError(w, &apiError{Status: http.StatusForbidden, Class: failure.Policy.String(),
+			Message: "server: refused by the destination policy: " + pol.Reason + " (see --allow-private)"})
+		return
+	}
+	class := failure.Classify(err)
+	s.metrics.upstream.WithLabelValues(via, class.String()).Inc()
+	if r.Context().Err() != nil {
+		// The client went away; nobody reads this answer.
+		return
+	}
+	status := http.StatusBadGateway
+	if class == failure.Timeout {
+		status = http.StatusGatewayTimeout
+	}
+	writeError(w, &apiError{Status: status, Class: class.String(),
+		Message: fmt.Sprintf("server: upstream failed (%s)", class)})
+}
+
+// streamResponse copies resp to w as it arrives, flushing after every read
+// so that a slow or endless body reaches the client as it comes. If the
+// upstream body fails midway the client connection is aborted: ending the
+// response cleanly would present a truncated body as a whole one.
+func streamResponse(w http.ResponseWriter, resp *http.Response) {
+	defer resp.Body.Close()
+	copyEndToEnd(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		if rerr == io.EOF {
+			return
+		}
+		if rerr != nil {
+			if errors.Is(rerr, context.Canceled) {
+				return
+			}
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// failureText is a safe description of err for a client: its class only.
+func failureText(err error) string {
+	return failure.Classify(err).String()
+}

@@ -1,0 +1,308 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/guard"
+)
+
+// maxURLLen bounds a URL in a request body or query. Real URLs are far
+// shorter; a longer one is a mistake or an attempt to fill memory.
+const maxURLLen = 8 << 10
+
+type acquireRequest struct {
+	URL    string `json:"url"`
+	Exempt bool   `json:"exempt"`
+}
+
+type acquireResponse struct {
+	Ticket       string    `json:"ticket"`
+	Endpoint     string    `json:"endpoint"`
+	Trial        bool      `json:"trial"`
+	Exempt       bool      `json:"exempt"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	LeaseSeconds float64   `json:"lease_seconds"`
+}
+
+func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) {
+	var req acquireRequest
+	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if e := checkURLField("url", req.URL); e != nil {
+		writeError(w, e)
+		return
+	}
+	acquire := s.guard.Acquire
+	if req.Exempt {
+		acquire = s.guard.AcquireExempt
+	}
+	t, err := acquire(req.URL)
+	if err != nil {
+		writeError(w, s.guardError(err, "acquire"))
+		return
+	}
+	id, expires, ok := s.tickets.add(t)
+	if !ok {
+		t.Release()
+		writeError(w, &apiError{Status: http.StatusTooManyRequests, RetryAfter: time.Second,
+			Message: fmt.Sprintf("server: %d remote tickets are already out; report some before acquiring more", s.cfg.MaxTickets)})
+		return
+	}
+	writeJSON(w, http.StatusOK, acquireResponse{
+		Ticket: id, Endpoint: t.Endpoint(), Trial: t.Trial(), Exempt: req.Exempt,
+		ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds(),
+	})
+}
+
+// guardError turns an Acquire error into the API's answer: 503 for an open
+// endpoint, 400 for a URL the guard cannot key.
+func (s *Server) guardError(err error, via string) *apiError {
+	var open *guard.OpenError
+	if errors.As(err, &open) {
+		s.metrics.fastFails.WithLabelValues(via).Inc()
+		return &apiError{Status: http.StatusServiceUnavailable, Endpoint: open.Endpoint, RetryAfter: open.RetryAfter,
+			Message: fmt.Sprintf("server: endpoint %s is not answering; not contacted (fast-fail)", open.Endpoint)}
+	}
+	return badRequest("url", "%s", strings.TrimPrefix(err.Error(), "guard: "))
+}
+
+// checkURLField does the checks common to every URL the API takes. The
+// guard says what else is wrong with it; neither message repeats the URL.
+func checkURLField(field, u string) *apiError {
+	switch {
+	case strings.TrimSpace(u) == "":
+		return badRequest(field, "%s is missing", field)
+	case len(u) > maxURLLen:
+		return badRequest(field, "%s is longer than %d bytes", field, maxURLLen)
+	}
+	if _, err := guard.Key(u); err != nil {
+		return badRequest(field, "%s: %s", field, strings.TrimPrefix(err.Error(), "guard: "))
+	}
+	return nil
+}
+
+type reportRequest struct {
+	Ticket     string `json:"ticket"`
+	Outcome    string `json:"outcome"`
+	ErrorClass string `json:"error_class"`
+}
+
+type reportResponse struct {
+	Endpoint string `json:"endpoint"`
+	State    string `json:"state"`
+}
+
+func (s *Server) guardReport(w http.ResponseWriter, r *http.Request) {
+	var req reportRequest
+	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	// Everything is checked before the ticket is taken, so a bad report
+	// leaves the ticket as it was for a corrected one.
+	if req.Ticket == "" {
+		writeError(w, badRequest("ticket", "ticket is missing"))
+		return
+	}
+	var class failure.Class
+	switch req.Outcome {
+	case "answered", "inconclusive":
+		if req.ErrorClass != "" {
+			writeError(w, badRequest("error_class", "error_class goes only with outcome \"failed\""))
+			return
+		}
+	case "failed":
+		class = failure.Timeout
+		if req.ErrorClass != "" {
+			c, ok := classByName[req.ErrorClass]
+			if !ok {
+				writeError(w, badRequest("error_class", "unknown error_class %q; want one of %s", req.ErrorClass, classNames()))
+				return
+			}
+			class = c
+		}
+	case "":
+		writeError(w, badRequest("outcome", "outcome is missing; want answered, failed or inconclusive"))
+		return
+	default:
+		writeError(w, badRequest("outcome", "unknown outcome %q; want answered, failed or inconclusive", req.Outcome))
+		return
+	}
+	t, ok := s.tickets.take(req.Ticket)
+	if !ok {
+		writeError(w, notFound("ticket", "unknown ticket: never issued, already reported, or its lease ended"))
+		return
+	}
+	switch req.Outcome {
+	case "answered":
+		t.Answered()
+	case "failed":
+		t.Failed(errorForClass(class))
+	default:
+		t.Release()
+	}
+	ep := t.Endpoint()
+	writeJSON(w, http.StatusOK, reportResponse{Endpoint: ep, State: s.guard.State(ep).String()})
+}
+
+type resetRequest struct {
+	URL string `json:"url"`
+}
+
+// guardReset reads only the origin of the URL and never logs it: callers
+// reset precisely when an address changed, and it may carry credentials.
+func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) {
+	var req resetRequest
+	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if e := checkURLField("url", req.URL); e != nil {
+		writeError(w, e)
+		return
+	}
+	if err := s.guard.Reset(req.URL); err != nil {
+		writeError(w, badRequest("url", "%s", strings.TrimPrefix(err.Error(), "guard: ")))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// classByName maps the labels a client may send as error_class to classes.
+var classByName = func() map[string]failure.Class {
+	m := make(map[string]failure.Class)
+	for _, c := range failure.Classes() {
+		if c != failure.None {
+			m[c.String()] = c
+		}
+	}
+	return m
+}()
+
+func classNames() string {
+	names := make([]string, 0, len(classByName))
+	for n := range classByName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// errorForClass builds an error that failure.Classify puts in class c, so
+// that a failure reported over the API goes through the same rules as one
+// the daemon saw itself (a reset or a TLS error does not count, a refusal
+// does). The errors have the real types a socket would produce.
+func errorForClass(c failure.Class) error {
+	var err error
+	switch c {
+	case failure.Timeout:
+		err = context.DeadlineExceeded
+	case failure.DNSNotFound:
+		err = &net.DNSError{Err: "no such host", IsNotFound: true}
+	case failure.DNSTemporary:
+		err = &net.DNSError{Err: "temporary failure", IsTemporary: true}
+	case failure.Refused:
+		err = dialErr(syscall.ECONNREFUSED)
+	case failure.HostUnreachable:
+		err = dialErr(syscall.EHOSTUNREACH)
+	case failure.NetworkUnreachable:
+		err = dialErr(syscall.ENETUNREACH)
+	case failure.Aborted:
+		err = dialErr(syscall.ECONNABORTED)
+	case failure.Reset:
+		err = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	case failure.Canceled:
+		err = context.Canceled
+	case failure.TLS:
+		err = tls.AlertError(40) // handshake_failure
+	case failure.Policy:
+		err = &failure.PolicyError{Reason: "refused by the client's policy"}
+	default:
+		err = errors.New("unrecognised failure")
+	}
+	return fmt.Errorf("server: failure reported by a client: %w", err)
+}
+
+func dialErr(errno syscall.Errno) error {
+	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
+}
+
+// endpointView is one endpoint of GET /v1/guard.
+type endpointView struct {
+	Endpoint          string    `json:"endpoint"`
+	State             string    `json:"state"`
+	Failures          int       `json:"failures"`
+	RetryAfterSeconds float64   `json:"retry_after_seconds"`
+	OpenUntil         time.Time `json:"open_until,omitzero"`
+	TicketsOut        int       `json:"tickets_out"`
+	TrialOut          bool      `json:"trial_out"`
+	LastFailure       string    `json:"last_failure,omitempty"`
+	LastFailureAt     time.Time `json:"last_failure_at,omitzero"`
+}
+
+func newEndpointView(st guard.EndpointStatus) endpointView {
+	v := endpointView{
+		Endpoint: st.Endpoint, State: st.State.String(), Failures: st.Failures,
+		RetryAfterSeconds: st.RetryAfter.Seconds(), TicketsOut: st.TicketsOut, TrialOut: st.TrialOut,
+		LastFailureAt: st.LastFailureAt.UTC(),
+	}
+	if st.State != guard.Closed && !st.OpenUntil.IsZero() {
+		v.OpenUntil = st.OpenUntil.UTC()
+	}
+	if st.LastFailure != failure.None {
+		v.LastFailure = st.LastFailure.String()
+	}
+	return v
+}
+
+type endpointList struct {
+	Endpoints []endpointView `json:"endpoints"`
+}
+
+// endpoints returns the guard's records in endpoint order, keeping those
+// whose state passes keep.
+func (s *Server) endpoints(keep func(guard.State) bool) []endpointView {
+	all := s.guard.Endpoints()
+	out := make([]endpointView, 0, len(all))
+	for _, st := range all {
+		if keep == nil || keep(st.State) {
+			out = append(out, newEndpointView(st))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Endpoint < out[j].Endpoint })
+	return out
+}
+
+func (s *Server) guardList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "state" {
+			writeError(w, badRequest(k, "unknown query parameter %q; want state", k))
+			return
+		}
+	}
+	var keep func(guard.State) bool
+	if want := q.Get("state"); want != "" {
+		switch want {
+		case guard.Closed.String(), guard.Open.String(), guard.HalfOpen.String():
+		default:
+			writeError(w, badRequest("state", "unknown state %q; want closed, open or half-open", want))
+			return
+		}
+		keep = func(st guard.State) bool { return st.String() == want }
+	}
+	writeJSON(w, http.StatusOK, endpointList{Endpoints: s.endpoints(keep)})
+}

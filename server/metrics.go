@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/retry"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics holds the server's own Prometheus registry. Nothing is registered
+// globally, so two servers in one process (as in tests) never collide.
+// No label ever holds an endpoint, a host name or an item id: per-endpoint
+// detail is in the API, and labels stay bounded.
+type metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.HistogramVec
+	transitions *prometheus.CounterVec
+	fastFails   *prometheus.CounterVec
+	tickets     prometheus.GaugeFunc
+	expired     prometheus.Counter
+	upstream    *prometheus.CounterVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "hostguard", Subsystem: "http", Name: "request_duration_seconds",
+		Help:    "Time to serve an API request, by route pattern, method and status code.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"route", "code"})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "guard", Name: "transitions_total",
+		Help: "Connectivity guard state transitions, by the state left and the state entered.",
+	}, []string{"from", "to"})
+	m.fastFails = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "guard", Name: "fast_fails_total",
+		Help: "Requests refused without network work because their endpoint was open, by where they came in (acquire, fetch, proxy).",
+	}, []string{"via"})
+	m.tickets = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "hostguard", Subsystem: "guard", Name: "remote_tickets",
+		Help: "Tickets handed out by POST /v1/guard/acquire and not yet reported.",
+	}, func() float64 { return float64(s.tickets.len()) })
+	m.expired = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "guard", Name: "remote_tickets_expired_total",
+		Help: "Remote tickets released as inconclusive because their lease ended unreported.",
+	})
+	m.upstream = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "upstream", Name: "requests_total",
+		Help: "Fetch and proxy requests by where they came in and how they ended (answered, fast_fail, policy, or a failure class).",
+	}, []string{"via", "result"})
+	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.tickets, m.expired, m.upstream,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&stateCollector{s: s},
+	)
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// instrument times one route. The label is the pattern it was registered
+// under, never the raw path, which would carry item ids and host names.
+func (m *metrics) instrument(route string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			code := rec.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// statusRecorder remembers the status code. Unwrap lets
+// http.ResponseController reach Flush on the real writer, which the
+// streaming fetch route needs.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// stateCollector reads the guard, the host tracker and the retry queue at
+// scrape time, so the figures are never stale and nothing is counted twice.
+type stateCollector struct{ s *Server }
+
+var (
+	descEndpoints = prometheus.NewDesc("hostguard_guard_endpoints",
+		"Endpoint records held by the connectivity guard, by state.", []string{"state"}, nil)
+	descHosts = prometheus.NewDesc("hostguard_health_hosts",
+		"Hosts the tracker knows (known), those with a failure since their last success (unhealthy), and those in backoff now (backoff).", []string{"view"}, nil)
+	descItems = prometheus.NewDesc("hostguard_retry_items",
+		"Retry queue items by state.", []string{"state"}, nil)
+	descDue = prometheus.NewDesc("hostguard_retry_due_items",
+		"Retry queue items due now.", nil, nil)
+	descLag = prometheus.NewDesc("hostguard_retry_oldest_due_lag_seconds",
+		"How long the longest-waiting due item has been due; growing means workers fall behind.", nil, nil)
+	descScrapeErrors = prometheus.NewDesc("hostguard_state_scrape_errors",
+		"1 when a part of the state (hosts, items) could not be read for this scrape.", []string{"part"}, nil)
+)
+
+// scrapeTimeout bounds the store reads of one scrape.
+const scrapeTimeout = 5 * time.Second
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	counts := map[string]int{guard.Closed.String(): 0, guard.Open.String(): 0, guard.HalfOpen.String(): 0}
+	for _, e := range s.guard.Endpoints() {
+		counts[e.State.String()]++
+	}
+	for state, n := range counts {
+		ch <- prometheus.MustNewConstMetric(descEndpoints, prometheus.GaugeValue, float64(n), state)
+	}
+	ctx, cancel := context.WithTimeout(s.baseCtx, scrapeTimeout)
+	defer cancel()
+	if h := s.cfg.Health; h != nil {
+		hc, err := h.Counts(ctx)
+		failed := 0.0
+		if err != nil {
+			failed = 1
+			s.log.Warn("server: reading host counts for metrics failed", "err", err)
+		} else {
+			ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(hc.Known), "known")
+			ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(hc.Unhealthy), "unhealthy")
+			ch <- prometheus.MustNewConstMetric(descHosts, prometheus.GaugeValue, float64(hc.Backoff), "backoff")
+		}
+		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, failed, "hosts")
+	}
+	if r := s.cfg.Retry; r != nil {
+		st, err := r.Stats(ctx)
+		failed := 0.0
+		if err != nil {
+			failed = 1
+			s.log.Warn("server: reading queue statistics for metrics failed", "err", err)
+		} else {
+			for _, state := range retry.States {
+				ch <- prometheus.MustNewConstMetric(descItems, prometheus.GaugeValue, float64(st.ByState[state.String()]), state.String())
+			}
+			ch <- prometheus.MustNewConstMetric(descDue, prometheus.GaugeValue, float64(st.DueNow))
+			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.OldestDueLag.Seconds())
+		}
+		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, failed, "items")
+	}
+}

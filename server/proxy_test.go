@@ -1,0 +1,259 @@
+package server
+
+import (
+	"bufio"
+	"crypto/tls"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/faulthost"
+)
+
+// proxyClient is a client that sends everything through the fixture's
+// proxy, with userinfo (for proxy credentials) when given.
+func (f *fixture) proxyClient(t *testing.T, user *url.Userinfo, tlsConf *tls.Config) *http.Client {
+	pu := &url.URL{Scheme: "http", Host: f.proxy, User: user}
+	tr := &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: tlsConf, DisableKeepAlives: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// rawConnect sends CONNECT target to the proxy and returns the answer and
+// the connection (open if the answer was 200).
+func (f *fixture) rawConnect(t *testing.T, target string, hdr ...string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", f.proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := fmt.Sprintf("CONNECT %s HTTP/1.1\r\nHost: %s\r\n", target, target)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req += hdr[i] + ": " + hdr[i+1] + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: "CONNECT"})
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	return resp, c, br
+}
+
+func TestProxyPlainHTTP(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Path", r.URL.RequestURI())
+		fmt.Fprint(w, "via proxy")
+	})
+	resp, err := f.proxyClient(t, nil, nil).Get(up.URL + "/a/b?c=d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "via proxy" || resp.Header.Get("X-Seen-Path") != "/a/b?c=d" {
+		t.Fatalf("answer %d %q %v", resp.StatusCode, b, resp.Header)
+	}
+	r, _ := rec.last(t)
+	for _, h := range []string{"Proxy-Authorization", "Proxy-Connection"} {
+		if r.Header.Get(h) != "" {
+			t.Fatalf("hop-by-hop header %s reached the upstream", h)
+		}
+	}
+	// A request that is not absolute-URI is not for a forward proxy.
+	a, err := testClient(t).Get("http://" + f.proxy + "/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Body.Close()
+	if a.StatusCode != http.StatusBadRequest {
+		t.Fatalf("origin-form request to the proxy: %d", a.StatusCode)
+	}
+}
+
+func TestProxyPlainHTTPTripsAndFastFails(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	c := f.proxyClient(t, nil, nil)
+	codes := []int{}
+	for range 3 {
+		resp, err := c.Get(dead.URL() + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[502 502 503]" {
+		t.Fatalf("codes %v, want two 502s then a fast-fail 503", codes)
+	}
+}
+
+func TestProxyConnectTLS(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "secure hello")
+	}))
+	t.Cleanup(up.Close)
+	tlsConf := up.Client().Transport.(*http.Transport).TLSClientConfig
+	resp, err := f.proxyClient(t, nil, tlsConf).Get(up.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "secure hello" {
+		t.Fatalf("through the tunnel: %d %q", resp.StatusCode, b)
+	}
+	ep := f.endpoint(t, up.URL)
+	if ep.State != guard.Closed || ep.TicketsOut != 0 {
+		t.Fatalf("after an answered tunnel: %+v", ep)
+	}
+}
+
+// endpoint returns the guard's record for rawURL's origin.
+func (f *fixture) endpoint(t *testing.T, rawURL string) guard.EndpointStatus {
+	t.Helper()
+	key, err := guard.Key(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tunnel's handler may still be finishing when the client is done.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, e := range f.s.guard.Endpoints() {
+			if e.Endpoint == key && (e.TicketsOut == 0 || time.Now().After(deadline)) {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no guard record for %s", key)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestProxyConnectFailedDialCountsAndFastFails(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	var codes []int
+	for range 3 {
+		resp, _, _ := f.rawConnect(t, dead.Addr())
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+			t.Fatal("fast-fail without Retry-After")
+		}
+	}
+	if fmt.Sprint(codes) != "[502 502 503]" {
+		t.Fatalf("codes %v, want two 502s then a fast-fail 503", codes)
+	}
+	if st := f.s.guard.State("https://" + dead.Addr()); st != guard.Open {
+		t.Fatalf("state %v after two refused dials", st)
+	}
+}
+
+func TestProxyConnectSilentTargetCountsAsNotAnswering(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	silent := faulthost.NeverAnswers()
+	t.Cleanup(silent.Close)
+	for i := range 2 {
+		resp, c, br := f.rawConnect(t, silent.Addr())
+		if resp.StatusCode != 200 {
+			t.Fatalf("CONNECT %d to a listening target: %d", i, resp.StatusCode)
+		}
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		// The proxy closes the tunnel once the target has been silent for
+		// the header timeout.
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := br.ReadByte(); err == nil {
+			t.Fatal("a byte came from a target that never answers")
+		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatal("the proxy did not close a tunnel whose target stayed silent")
+		}
+	}
+	resp, _, _ := f.rawConnect(t, silent.Addr())
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third CONNECT to a silent target: %d, want 503", resp.StatusCode)
+	}
+}
+
+func TestProxyConnectTunnelWithoutClientBytesIsInconclusive(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	silent := faulthost.NeverAnswers()
+	t.Cleanup(silent.Close)
+	for range 3 {
+		resp, c, _ := f.rawConnect(t, silent.Addr())
+		if resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %d", resp.StatusCode)
+		}
+		c.Close() // the client gives up without saying anything
+	}
+	resp, _, _ := f.rawConnect(t, silent.Addr())
+	if resp.StatusCode != 200 {
+		t.Fatalf("tunnels the client closed unused counted against the target: %d", resp.StatusCode)
+	}
+}
+
+func TestProxyAuthAndPolicy(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.Token = "tok3n"; c.AllowPrivate = false })
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {})
+	u, _ := url.Parse(up.URL)
+
+	resp, _, _ := f.rawConnect(t, u.Host)
+	if resp.StatusCode != http.StatusProxyAuthRequired || resp.Header.Get("Proxy-Authenticate") == "" {
+		t.Fatalf("CONNECT without credentials: %d", resp.StatusCode)
+	}
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:wrong"))
+	if resp, _, _ := f.rawConnect(t, u.Host, "Proxy-Authorization", basic); resp.StatusCode != http.StatusProxyAuthRequired {
+		t.Fatalf("CONNECT with a wrong password: %d", resp.StatusCode)
+	}
+	// Right credentials, but the destination is loopback: the policy says no.
+	basic = "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:tok3n"))
+	if resp, _, _ := f.rawConnect(t, u.Host, "Proxy-Authorization", basic); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("CONNECT to loopback under the policy: %d", resp.StatusCode)
+	}
+	if resp, _, _ := f.rawConnect(t, "10.0.0.1:443", "Proxy-Authorization", "Bearer tok3n"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("CONNECT to 10.0.0.1 under the policy: %d", resp.StatusCode)
+	}
+	hr, err := f.proxyClient(t, url.UserPassword("me", "tok3n"), nil).Get(up.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusForbidden {
+		t.Fatalf("plain HTTP to loopback under the policy: %d", hr.StatusCode)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.reqs) != 0 {
+		t.Fatal("a refused request reached the upstream")
+	}
+	if strings.Contains(f.logs.String(), "tok3n") {
+		t.Fatal("the token was logged")
+	}
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/store/sqlite"
+)
+
+// fakeClock is a clock that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fixture is one served Server over a fresh SQLite file, with both
+// listeners on 127.0.0.1.
+type fixture struct {
+	t     *testing.T
+	s     *Server
+	api   string // base URL of the API
+	proxy string // host:port of the proxy
+	clock *fakeClock
+	store *sqlite.Store
+	logs  *syncBuffer
+	stop  func() error // ends Serve and returns its error
+}
+
+// syncBuffer collects log output written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// setup serves a Server whose clocks are one fake clock, with short
+// timeouts and private destinations allowed (every test host is on
+// 127.0.0.1). opts adjust the Config before New.
+func setup(t *testing.T, opts ...func(*Config)) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	clock := newFakeClock()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hostguard.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tracker := health.New(st, health.Config{Now: clock.Now, Logger: log})
+	sched, err := retry.New(st, retry.Config{Now: clock.Now, NoJitter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		AllowPrivate:    true,
+		Guard:           guard.Config{Now: clock.Now, Disabled: func() bool { return false }},
+		HeaderTimeout:   300 * time.Millisecond,
+		IdleTimeout:     300 * time.Millisecond,
+		SweepEvery:      time.Hour, // tests expire tickets by calling expireTickets
+		ShutdownTimeout: 2 * time.Second,
+		Health:          tracker,
+		Retry:           sched,
+		Logger:          log,
+		Now:             clock.Now,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiLn := listen(t)
+	proxyLn := listen(t)
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx, apiLn, proxyLn) }()
+	var once sync.Once
+	var serveErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			serveErr = <-done
+		})
+		return serveErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		st.Close()
+	})
+	return &fixture{t: t, s: s, api: "http://" + apiLn.Addr().String(), proxy: proxyLn.Addr().String(),
+		clock: clock, store: st, logs: logs, stop: stop}
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// client is an HTTP client that never uses a proxy from the environment
+// and closes its connections when the test ends.
+func testClient(t *testing.T) *http.Client {
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// answer is a response read whole.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a answer) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(a.body, &m); err != nil {
+		t.Fatalf("answer %d is not a JSON object: %v: %q", a.status, err, a.body)
+	}
+	return m
+}
+
+// do sends a request to the API; body is sent as is if it is a string,
+// else encoded as JSON (nil sends none).
+func (f *fixture) do(method, path string, body any, hdr ...string) answer {
+	f.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		r = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequest(method, f.api+path, r)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := testClient(f.t).Do(req)
+	if err != nil {
+		f.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatalf("%s %s: reading body: %v", method, path, err)
+	}
+	return answer{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// expectError checks a JSON error answer: its status and the field it
+// blames ("" for none).
+func expectError(t *testing.T, a answer, status int, field string) {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("status %d, want %d; body %s", a.status, status, a.body)
+	}
+	if ct := a.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q, want application/json", ct)
+	}
+	m := a.json(t)
+	msg, _ := m["error"].(string)
+	if !strings.HasPrefix(msg, "server: ") || len(msg) < 15 {
+		t.Fatalf("error message %q does not explain itself", msg)
+	}
+	got, _ := m["field"].(string)
+	if got != field {
+		t.Fatalf("field %q, want %q (error %q)", got, field, msg)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func guardConfig(threshold int) guard.Config { return guard.Config{Threshold: threshold} }
