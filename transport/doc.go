@@ -1,0 +1,20 @@
+// Package transport is an http.RoundTripper that puts hostguard's
+// connectivity guard in front of every outbound request and bounds how long a
+// host may stay silent.
+//
+// Each round trip is one hop: an http.Client follows redirects by calling
+// RoundTrip once per hop, so every hop takes its own guard ticket for its own
+// origin. A redirect proves the redirecting host answered, and a failure on a
+// later hop is charged to the later hop's host alone.
+//
+// Two timers bound silence, never total time. HeaderTimeout limits the wait
+// for response headers; when it expires the host counts as not answering.
+// IdleTimeout limits how long a body read may wait for the next byte; a body
+// that keeps arriving is never cut however long it takes, and a stalled body
+// is cut with a timeout error but not held against the host, which did answer.
+//
+// When the guard holds an endpoint open, RoundTrip fails fast with an error
+// wrapping *guard.OpenError and does no network work at all. Recognise it
+// with errors.Is(err, guard.ErrOpen), and read OpenError.RetryAfter with
+// errors.As.
+package transport
