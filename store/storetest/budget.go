@@ -1,0 +1,398 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+// budgetT0 is a fixed instant with microsecond detail in the middle of a
+// UTC day.
+var budgetT0 = time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)
+
+var budgetDay = time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+
+// budgetClock is a fake clock shared by the nodes of one test.
+type budgetClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *budgetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *budgetClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+func newBudget(t testing.TB, st budget.Store, cfg budget.Config) *budget.Budget {
+	t.Helper()
+	b, err := budget.New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// budgetNodes opens n handles on one database, each with its own Budget.
+func budgetNodes(t *testing.T, h *Harness, n int, cfg budget.Config) []*budget.Budget {
+	out := make([]*budget.Budget, n)
+	for i := range out {
+		out[i] = newBudget(t, h.Open(t), cfg)
+	}
+	return out
+}
+
+// hammer runs goroutines per node that call admit until it reports an
+// exhausted allowance (or the bounds run out), and returns every grant.
+func hammer(t *testing.T, nodes []*budget.Budget, goroutines int, admit func(b *budget.Budget) (budget.Grant, error)) []budget.Grant {
+	t.Helper()
+	const maxCalls = 20000 // per goroutine
+	deadline := time.Now().Add(60 * time.Second)
+	var mu sync.Mutex
+	var grants []budget.Grant
+	var wg sync.WaitGroup
+	for _, b := range nodes {
+		for range goroutines {
+			wg.Go(func() {
+				for range maxCalls {
+					if time.Now().After(deadline) {
+						t.Error("hammer: time bound reached before the allowance ran out")
+						return
+					}
+					g, err := admit(b)
+					switch {
+					case err == nil:
+						mu.Lock()
+						grants = append(grants, g)
+						mu.Unlock()
+					case errors.Is(err, budget.ErrExhausted):
+						return
+					case errors.Is(err, budget.ErrPaced):
+					default:
+						t.Error(err)
+						return
+					}
+				}
+				t.Error("hammer: call bound reached before the allowance ran out")
+			})
+		}
+	}
+	wg.Wait()
+	return grants
+}
+
+// assertPaced checks that no two grants are closer than pace.
+func assertPaced(t *testing.T, grants []budget.Grant, pace time.Duration) {
+	t.Helper()
+	sort.Slice(grants, func(i, j int) bool { return grants[i].At.Before(grants[j].At) })
+	for i := 1; i < len(grants); i++ {
+		if gap := grants[i].At.Sub(grants[i-1].At); gap < pace {
+			t.Fatalf("grants %d and %d are %v apart; pace is %v", i-1, i, gap, pace)
+		}
+	}
+}
+
+func usage(t testing.TB, st budget.Store, day time.Time) map[string]budget.Counter {
+	t.Helper()
+	cs, err := st.BudgetUsage(ctx(t), day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]budget.Counter{}
+	for _, c := range cs {
+		out[c.Scope+"/"+string(c.Kind)] = c
+	}
+	return out
+}
+
+func testBudget(t *testing.T, newHarness NewFunc) {
+	t.Run("exact allowance and pacing across nodes", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		const pace = 2 * time.Millisecond
+		// 10 % of 1000: an allowance of 100. Real clocks: the pacing is
+		// what is under test.
+		nodes := budgetNodes(t, h, 3, budget.Config{Sources: []budget.Source{{Name: "hot", Pace: pace}}})
+		grants := hammer(t, nodes, 8, func(b *budget.Budget) (budget.Grant, error) {
+			return b.Admit(ctx(t), budget.AdmitParams{Source: "hot", Kind: budget.KindHeadPoll})
+		})
+		if len(grants) != 100 {
+			t.Fatalf("%d grants; want exactly 100", len(grants))
+		}
+		assertPaced(t, grants, pace)
+		day := grants[0].Day
+		if u := usage(t, h.Open(t), day); u["hot/source"].Used != 100 || u["hot/head_poll"].Used != 100 {
+			t.Fatalf("stored usage %+v; want 100", u)
+		}
+	})
+
+	t.Run("waiters across nodes share the slots and the allowance", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		const pace = 3 * time.Millisecond
+		nodes := budgetNodes(t, h, 3, budget.Config{Sources: []budget.Source{
+			{Name: "hot", Pace: pace, OwnerDailyLimit: budget.Int(300)}, // allowance 30
+		}})
+		var late []string
+		var mu sync.Mutex
+		grants := hammer(t, nodes, 8, func(b *budget.Budget) (budget.Grant, error) {
+			g, err := b.Wait(ctx(t), budget.AdmitParams{Source: "hot", Kind: budget.KindHeadPoll})
+			if err == nil && time.Now().Before(g.At) {
+				mu.Lock()
+				late = append(late, fmt.Sprintf("returned before its slot %v", g.At))
+				mu.Unlock()
+			}
+			return g, err
+		})
+		if len(grants) != 30 {
+			t.Fatalf("%d grants; want exactly 30", len(grants))
+		}
+		if len(late) > 0 {
+			t.Fatalf("Wait %s", late[0])
+		}
+		assertPaced(t, grants, pace)
+	})
+
+	t.Run("exact cluster-wide and total allowances without pacing", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		srcs := []budget.Source{}
+		for i := range 4 {
+			srcs = append(srcs, budget.Source{Name: fmt.Sprintf("s%d", i), Pace: budget.NoPace})
+		}
+		nodes := budgetNodes(t, h, 3, budget.Config{Sources: srcs, Limits: budget.Limits{Validation: budget.Int(100), Total: budget.Int(70)}})
+		grants := hammer(t, nodes, 8, func(b *budget.Budget) (budget.Grant, error) {
+			return b.Admit(ctx(t), budget.AdmitParams{Kind: budget.KindValidation})
+		})
+		if len(grants) != 100 {
+			t.Fatalf("%d validation grants; want exactly 100", len(grants))
+		}
+		var i atomic.Int64
+		grants = hammer(t, nodes, 8, func(b *budget.Budget) (budget.Grant, error) {
+			src := srcs[i.Add(1)%int64(len(srcs))].Name
+			return b.Admit(ctx(t), budget.AdmitParams{Source: src, Kind: budget.KindHeadPoll})
+		})
+		if len(grants) != 70 {
+			t.Fatalf("%d head polls over 4 sources; want exactly the total of 70", len(grants))
+		}
+	})
+
+	t.Run("midnight starts fresh counters", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		clk := &budgetClock{t: budgetDay.Add(24*time.Hour - time.Microsecond)}
+		cfg := budget.Config{Sources: []budget.Source{{Name: "s", OwnerDailyLimit: budget.Int(20), Pace: budget.NoPace}}, Now: clk.Now}
+		a, b := newBudget(t, h.Open(t), cfg), newBudget(t, h.Open(t), cfg)
+		p := budget.AdmitParams{Source: "s", Kind: budget.KindHeadPoll}
+		for _, n := range []*budget.Budget{a, b} {
+			if _, err := n.Admit(ctx(t), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := a.Admit(ctx(t), p)
+		var ex *budget.ExhaustedError
+		if !errors.As(err, &ex) || !ex.ResetAt.Equal(budgetDay.AddDate(0, 0, 1)) {
+			t.Fatalf("third admission: %v; want exhausted until midnight", err)
+		}
+		clk.Set(ex.ResetAt)
+		for _, n := range []*budget.Budget{b, a} {
+			if _, err := n.Admit(ctx(t), p); err != nil {
+				t.Fatalf("after midnight: %v", err)
+			}
+		}
+	})
+
+	t.Run("reservation settled from another node", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		clk := &budgetClock{t: budgetT0}
+		cfg := budget.Config{Limits: budget.Limits{Bytes: budget.Int(1000)}, Now: clk.Now}
+		sa, sb := h.Open(t), h.Open(t)
+		a, b := newBudget(t, sa, cfg), newBudget(t, sb, cfg)
+		g, err := a.Admit(ctx(t), budget.AdmitParams{Kind: budget.KindBytes, Cost: 800, Source: "nntp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Admit(ctx(t), budget.AdmitParams{Kind: budget.KindBytes, Cost: 300}); !errors.Is(err, budget.ErrExhausted) {
+			t.Fatalf("over-reservation on the other node: %v; want exhausted", err)
+		}
+		if err := b.Settle(ctx(t), g.ID, 150); err != nil {
+			t.Fatal(err)
+		}
+		u := usage(t, sa, budgetDay)
+		if u["/bytes"].Used != 150 || u["nntp/bytes"].Used != 150 {
+			t.Fatalf("usage after settle %+v; want 150 on both counters", u)
+		}
+		if err := a.Settle(ctx(t), g.ID, 150); err != nil {
+			t.Fatalf("repeated settle on the first node: %v", err)
+		}
+		if err := a.Settle(ctx(t), g.ID, 151); !errors.Is(err, budget.ErrGrantClosed) {
+			t.Fatalf("different settle: %v; want ErrGrantClosed", err)
+		}
+		g2, err := b.Admit(ctx(t), budget.AdmitParams{Kind: budget.KindBytes, Cost: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(budgetDay.AddDate(0, 0, 1))
+		if err := a.Release(ctx(t), g2.ID); !errors.Is(err, budget.ErrGrantExpired) {
+			t.Fatalf("release on the next day: %v; want ErrGrantExpired", err)
+		}
+		if u := usage(t, sb, budgetDay); u["/bytes"].Used != 450 {
+			t.Fatalf("yesterday's bytes %d; want 450 (the unsettled 300 charged in full)", u["/bytes"].Used)
+		}
+	})
+
+	t.Run("a source's own exhaustion reaches every node", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		clk := &budgetClock{t: budgetT0}
+		cfg := budget.Config{Sources: []budget.Source{{Name: "s", Pace: budget.NoPace}}, Now: clk.Now}
+		a, b := newBudget(t, h.Open(t), cfg), newBudget(t, h.Open(t), cfg)
+		if err := a.MarkExhausted(ctx(t), "s", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.Admit(ctx(t), budget.AdmitParams{Source: "s", Kind: budget.KindHeadPoll})
+		var ex *budget.ExhaustedError
+		if !errors.As(err, &ex) || !ex.Reported {
+			t.Fatalf("other node: %v; want exhausted as reported by the source", err)
+		}
+		clk.Set(budgetDay.AddDate(0, 0, 1))
+		if _, err := b.Admit(ctx(t), budget.AdmitParams{Source: "s", Kind: budget.KindHeadPoll}); err != nil {
+			t.Fatalf("next day: %v", err)
+		}
+	})
+
+	t.Run("store contract", func(t *testing.T) {
+		t.Parallel()
+		st := newHarness(t).Open(t)
+		admit := func(p budget.StoreAdmitParams) budget.StoreAdmitResult {
+			t.Helper()
+			p.Day = budgetDay
+			if p.Now.IsZero() {
+				p.Now = budgetT0
+			}
+			r, err := st.BudgetAdmit(ctx(t), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		lim := func(scope string, k budget.Kind, cost, limit int64) budget.Charge {
+			return budget.Charge{Scope: scope, Kind: k, Cost: cost, Limited: true, Limit: limit}
+		}
+		rec := func(scope string, k budget.Kind, cost int64) budget.Charge {
+			return budget.Charge{Scope: scope, Kind: k, Cost: cost}
+		}
+
+		// Work before a total exists; then the total starts at the sum.
+		for _, s := range []string{"a", "b"} {
+			if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{rec(s, budget.CounterSource, 3)}}); !r.Admitted {
+				t.Fatalf("record-only charge refused: %+v", r)
+			}
+		}
+		r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("", budget.CounterTotal, 2, 7), rec("a", budget.CounterSource, 2)}})
+		if r.Admitted || r.Refused != 0 || r.Used != 6 {
+			t.Fatalf("total check %+v; want refused by charge 0 at used 6 (the day's sum)", r)
+		}
+		r = admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("", budget.CounterTotal, 1, 7), rec("a", budget.CounterSource, 1)}})
+		if !r.Admitted || !r.Slot.Equal(budgetT0) {
+			t.Fatalf("admission within the total %+v", r)
+		}
+		u := usage(t, st, budgetDay)
+		if u["/total"].Used != 7 || u["a/source"].Used != 4 || u["b/source"].Used != 3 {
+			t.Fatalf("usage %+v", u)
+		}
+		// The first refusing charge in order is reported, and nothing moves.
+		r = admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("a", budget.CounterSource, 1, 100), lim("b", budget.CounterSource, 5, 7)}, PaceKey: "a", Pace: time.Second})
+		if r.Admitted || r.Refused != 1 || r.Used != 3 {
+			t.Fatalf("%+v; want refused by charge 1", r)
+		}
+		if u2 := usage(t, st, budgetDay); u2["a/source"].Used != 4 {
+			t.Fatalf("a refused admission changed usage: %+v", u2)
+		}
+
+		// Pacing: slots, MaxWait, Touch, and giving a slot back.
+		pace := func(now time.Time, maxWait time.Duration, touch bool) budget.StoreAdmitResult {
+			return admit(budget.StoreAdmitParams{Now: now, Charges: []budget.Charge{rec("p", budget.KindSearch, 1)},
+				PaceKey: "p", Pace: time.Second, MaxWait: maxWait, Touch: touch})
+		}
+		if r := pace(budgetT0, 0, false); !r.Admitted || !r.Slot.Equal(budgetT0) {
+			t.Fatalf("first slot %+v", r)
+		}
+		if r := pace(budgetT0.Add(time.Millisecond), 0, false); r.Admitted || r.Refused != -1 || !r.Slot.Equal(budgetT0.Add(time.Second)) {
+			t.Fatalf("paced refusal %+v; want the next slot at T0+1s", r)
+		}
+		if r := pace(budgetT0, 5*time.Second, false); !r.Admitted || !r.Slot.Equal(budgetT0.Add(time.Second)) {
+			t.Fatalf("queued slot %+v; want T0+1s", r)
+		}
+		if r := pace(budgetT0, 5*time.Second, false); !r.Admitted || !r.Slot.Equal(budgetT0.Add(2*time.Second)) {
+			t.Fatalf("queued slot %+v; want T0+2s", r)
+		}
+		// Giving back a slot that is not the last changes nothing.
+		cancel := func(slot time.Time) {
+			err := st.BudgetCancel(ctx(t), budget.StoreCancelParams{Day: budgetDay, Charges: []budget.Charge{rec("p", budget.KindSearch, 1)},
+				PaceKey: "p", Pace: time.Second, Slot: slot})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		cancel(budgetT0.Add(time.Second))
+		if r := pace(budgetT0, 0, false); r.Admitted || !r.Slot.Equal(budgetT0.Add(3*time.Second)) {
+			t.Fatalf("after giving back a middle slot %+v; want the next at T0+3s", r)
+		}
+		cancel(budgetT0.Add(2 * time.Second))
+		if r := pace(budgetT0, 0, false); r.Admitted || !r.Slot.Equal(budgetT0.Add(2*time.Second)) {
+			t.Fatalf("after giving back the last slot %+v; want the next at T0+2s", r)
+		}
+		if u := usage(t, st, budgetDay); u["p/search"].Used != 1 {
+			t.Fatalf("refunds left %d; want 1", u["p/search"].Used)
+		}
+		// A touch never refuses and pushes the next slot to now + pace.
+		if r := pace(budgetT0.Add(1500*time.Millisecond), 0, true); !r.Admitted {
+			t.Fatalf("touch refused: %+v", r)
+		}
+		if r := pace(budgetT0.Add(2*time.Second), 0, false); r.Admitted || !r.Slot.Equal(budgetT0.Add(2500*time.Millisecond)) {
+			t.Fatalf("after a touch %+v; want the next slot at T0+2.5s", r)
+		}
+
+		// A closed counter refuses limited charges but not record-only ones.
+		if err := st.BudgetClose(ctx(t), budget.StoreCloseParams{Day: budgetDay, Scope: "c", Kind: budget.CounterSource}); err != nil {
+			t.Fatal(err)
+		}
+		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("c", budget.CounterSource, 1, 100)}}); r.Admitted || !r.Closed {
+			t.Fatalf("closed counter %+v; want refused as closed", r)
+		}
+		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{rec("c", budget.CounterSource, 1)}}); !r.Admitted {
+			t.Fatalf("record-only on a closed counter %+v", r)
+		}
+
+		// Prune.
+		old := budgetDay.AddDate(0, 0, -3)
+		if r, err := st.BudgetAdmit(ctx(t), budget.StoreAdmitParams{Day: old, Now: old, Charges: []budget.Charge{rec("a", budget.KindSearch, 1)},
+			Grant: &budget.StoreGrant{ID: "g_00000000000000000000000000000001", Day: old, Kind: budget.KindBytes, Cost: 1, CreatedAt: old}}); err != nil || !r.Admitted {
+			t.Fatal(r, err)
+		}
+		n, err := st.BudgetPrune(ctx(t), budgetDay)
+		if err != nil || n != 2 {
+			t.Fatalf("prune removed %d, %v; want 2 (one counter, one grant)", n, err)
+		}
+		if len(usage(t, st, budgetDay)) == 0 {
+			t.Fatal("prune removed today's counters")
+		}
+		if _, err := st.BudgetSettle(ctx(t), budget.StoreSettleParams{ID: "g_00000000000000000000000000000001", Today: old, Now: old}); !errors.Is(err, budget.ErrGrantNotFound) {
+			t.Fatalf("settle of a pruned grant: %v; want ErrGrantNotFound", err)
+		}
+	})
+}
