@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hostguard/hostguard/bench/fleet"
+)
+
+type options struct {
+	cfg      fleet.Config
+	rounds   int
+	policies []fleet.Policy
+	args     []string // as given, for the report
+}
+
+func parseFlags(args []string, log io.Writer) (options, error) {
+	fs := flag.NewFlagSet("fleetsim", flag.ContinueOnError)
+	fs.SetOutput(log)
+	var (
+		seed     = fs.Uint64("seed", 1, "seed of the fleet, its outages and the workload")
+		timeout  = fs.Duration("timeout", 300*time.Millisecond, "client header timeout; the unit of every duration (stands for 30 s)")
+		workers  = fs.Int("workers", 8, "clients browsing at once")
+		sessions = fs.Int("sessions", 30, "catalogue sessions per worker")
+		limit    = fs.Duration("limit", time.Minute, "abandon a run after this long")
+		rounds   = fs.Int("rounds", 3, "runs per policy, interleaved; the report shows medians")
+		mix      = fs.String("mix", "", "hosts per kind, e.g. healthy=14,dead=2,refused=2,flapping=6,slow=3,5xx=3 (default that)")
+		policies = fs.String("policies", "", "comma-separated policies to run (default all; oracle is always run)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("fleetsim: unexpected argument %q", fs.Arg(0))
+	}
+	if *rounds < 1 || *rounds > 100 {
+		return options{}, fmt.Errorf("fleetsim: -rounds %d, want 1..100", *rounds)
+	}
+	m, err := parseMix(*mix)
+	if err != nil {
+		return options{}, err
+	}
+	opts := options{
+		cfg:    fleet.Config{Seed: *seed, Timeout: *timeout, Mix: m, Workers: *workers, Sessions: *sessions, Limit: *limit},
+		rounds: *rounds,
+		args:   args,
+	}
+	if opts.policies, err = parsePolicies(*policies); err != nil {
+		return options{}, err
+	}
+	return opts, nil
+}
+
+func parseMix(s string) (fleet.Mix, error) {
+	var m fleet.Mix
+	if strings.TrimSpace(s) == "" {
+		return m, nil
+	}
+	fields := map[string]*int{
+		"healthy": &m.Healthy, "dead": &m.Dead, "refused": &m.Refused,
+		"flapping": &m.Flapping, "slow": &m.Slow, "5xx": &m.ServerError,
+	}
+	for part := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		p, known := fields[k]
+		if !ok || !known {
+			return m, fmt.Errorf("fleetsim: -mix: %q is not kind=count with a kind among healthy, dead, refused, flapping, slow, 5xx", part)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return m, fmt.Errorf("fleetsim: -mix: count for %s is %q, want a whole number ≥ 0", k, v)
+		}
+		*p = n
+	}
+	if m == (fleet.Mix{}) {
+		return m, errors.New("fleetsim: -mix: every count is zero; the fleet needs a host")
+	}
+	return m, nil
+}
+
+func parsePolicies(s string) ([]fleet.Policy, error) {
+	all := fleet.Policies()
+	if strings.TrimSpace(s) == "" {
+		return all, nil
+	}
+	want := map[string]bool{"oracle": true}
+	for name := range strings.SplitSeq(s, ",") {
+		name = strings.TrimSpace(name)
+		if _, err := fleet.PolicyNamed(name); err != nil {
+			return nil, fmt.Errorf("fleetsim: -policies: %w", err)
+		}
+		want[name] = true
+	}
+	var out []fleet.Policy
+	for _, p := range all {
+		if want[p.Name] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

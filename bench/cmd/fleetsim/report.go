@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hostguard/hostguard/bench/fleet"
+)
+
+// report writes the Markdown tables: one row per policy, each figure the
+// median over rounds.
+func report(w io.Writer, opts options, s *sims) error {
+	p := s.plan
+	t := p.Config.Timeout
+	var b strings.Builder
+	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs, %s %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "Command: `go run ./cmd/fleetsim %s` (in bench/)\n\n", strings.Join(opts.args, " "))
+	kinds := map[fleet.Kind]int{}
+	for _, h := range p.Hosts {
+		kinds[h.Kind]++
+	}
+	var mix []string
+	for _, k := range fleet.Kinds() {
+		mix = append(mix, fmt.Sprintf("%d %s", kinds[k], k))
+	}
+	fmt.Fprintf(&b, "Fleet: %s. Workload: %d workers × %d sessions, %d requests in all. T = %v (stands for 30 s). %d rounds; every figure is the median over rounds.\n\n",
+		strings.Join(mix, ", "), p.Config.Workers, p.Config.Sessions, p.Requests(), t, opts.rounds)
+
+	b.WriteString("| policy | wall (s) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | complete |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---|---|---|---:|---|\n")
+	oracle := s.runs["oracle"]
+	for _, pol := range opts.policies {
+		runs := s.runs[pol.Name]
+		if len(runs) == 0 {
+			continue
+		}
+		ratio := make([]float64, 0, len(runs))
+		for i, r := range runs {
+			if i < len(oracle) && oracle[i].Wall > 0 {
+				ratio = append(ratio, r.Wall.Seconds()/oracle[i].Wall.Seconds())
+			}
+		}
+		complete := 0
+		for _, r := range runs {
+			if r.Complete {
+				complete++
+			}
+		}
+		fr := func(k fleet.Kind) float64 {
+			return med(runs, func(r fleet.Summary) float64 { return float64(r.FalseRefusals[k]) })
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %d/%d |\n",
+			pol.Name,
+			med(runs, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
+			median(ratio),
+			med(runs, func(r fleet.Summary) float64 { return float64(r.SentToDown) }),
+			med(runs, func(r fleet.Summary) float64 { return r.Blocked.Seconds() }),
+			fr(fleet.Flapping), fr(fleet.Slow), fr(fleet.ServerError), fr(fleet.Healthy),
+			med(runs, func(r fleet.Summary) float64 { return ms(fleet.Quantile(r.Recoveries, 0.5)) }),
+			med(runs, func(r fleet.Summary) float64 { return ms(fleet.Quantile(r.Recoveries, 1)) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(r.Missed) }),
+			med(runs, func(r fleet.Summary) float64 { return units(fleet.Quantile(r.OutageWaste, 0.5), t) }),
+			med(runs, func(r fleet.Summary) float64 { return units(fleet.Quantile(r.OutageWaste, 1), t) }),
+			med(runs, func(r fleet.Summary) float64 { return units(fleet.Quantile(r.DeadWaste, 0.5), t) }),
+			complete, len(runs))
+	}
+	b.WriteString("\nPolicies:\n\n")
+	for _, pol := range opts.policies {
+		fmt.Fprintf(&b, "- `%s`: %s\n", pol.Name, pol.Note)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func units(d, t time.Duration) float64 { return float64(d) / float64(t) }
+
+func med(runs []fleet.Summary, f func(fleet.Summary) float64) float64 {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = f(r)
+	}
+	return median(xs)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,180 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/hostguard/hostguard/bench/breakers"
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/transport"
+	"github.com/sony/gobreaker/v2"
+)
+
+// ErrRefused marks a request that a policy turned away without any network
+// work. Every policy's refusals wrap it, whatever its own error is.
+var ErrRefused = errors.New("fleet: refused by policy")
+
+// errServer is what the peers are told when a host answers 5xx and the
+// policy treats that as a failure.
+var errServer = errors.New("fleet: server error status")
+
+// Client sends one request the way a policy does.
+type Client interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Env is what a policy may use to build its client for one run.
+type Env struct {
+	// Timeout bounds the wait for response headers (the plan's unit).
+	Timeout time.Duration
+	// Base is a fresh transport for this run, shared by nothing else.
+	Base *http.Transport
+	// Up tells the truth about a host ("127.0.0.1:port") right now. Only
+	// the oracle may look.
+	Up func(hostport string) bool
+}
+
+// Policy is one way of deciding whether to contact a host.
+type Policy struct {
+	Name string
+	// Note says how the policy is configured, for the report.
+	Note string
+	New  func(Env) Client
+}
+
+// Policies returns every policy the simulation compares, in report order.
+//
+// Durations in the peers' defaults are scaled like everything else: a
+// real-world client waits 30 s for a portal, so one Timeout stands for 30 s,
+// and a 60 s default becomes two Timeouts. Peers see a transport error as a
+// failure; the "-5xx" variants also report a 5xx status as a failure, which
+// is how a user of those libraries usually wires "the call failed".
+func Policies() []Policy {
+	return []Policy{
+		{Name: "oracle", Note: "knows the schedule: never contacts a down host, never refuses an up one", New: newOracle},
+		{Name: "none", Note: "no breaker, client timeout only", New: newPlain},
+		{Name: "hostguard", Note: "transport.New, guard defaults scaled (Threshold 2, Window 4T, OpenFor T)", New: newHostguard},
+		{Name: "gobreaker", Note: "defaults scaled (trip after >5 consecutive failures, open 2T, 1 half-open request); errors only", New: newGobreaker(false)},
+		{Name: "gobreaker-5xx", Note: "as gobreaker, and a 5xx status counts as a failure", New: newGobreaker(true)},
+		{Name: "failsafe", Note: "defaults scaled (trip after 1 failure, open 2T, 1 half-open request); errors only", New: newFailsafe(false)},
+		{Name: "failsafe-5xx", Note: "as failsafe, and a 5xx status counts as a failure", New: newFailsafe(true)},
+	}
+}
+
+// PolicyNamed returns the policy called name.
+func PolicyNamed(name string) (Policy, error) {
+	for _, p := range Policies() {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Policy{}, fmt.Errorf("fleet: no policy named %q", name)
+}
+
+func plainClient(env Env) *http.Client {
+	return &http.Client{Transport: env.Base, Timeout: env.Timeout}
+}
+
+func newPlain(env Env) Client { return plainClient(env) }
+
+type oracle struct {
+	c  *http.Client
+	up func(string) bool
+}
+
+func newOracle(env Env) Client { return &oracle{c: plainClient(env), up: env.Up} }
+
+func (o *oracle) Do(req *http.Request) (*http.Response, error) {
+	if !o.up(req.URL.Host) {
+		return nil, fmt.Errorf("%w: oracle knows %s is down", ErrRefused, req.URL.Host)
+	}
+	return o.c.Do(req)
+}
+
+type hostguardClient struct{ c *http.Client }
+
+func newHostguard(env Env) Client {
+	g := guard.New(guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout})
+	rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
+	return &hostguardClient{c: &http.Client{Transport: rt}}
+}
+
+func (h *hostguardClient) Do(req *http.Request) (*http.Response, error) {
+	resp, err := h.c.Do(req)
+	if errors.Is(err, guard.ErrOpen) {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return resp, err
+}
+
+func origin(req *http.Request) string { return req.URL.Scheme + "://" + req.URL.Host }
+
+type gobreakerClient struct {
+	c       *http.Client
+	hosts   *breakers.Gobreaker
+	fail5xx bool
+}
+
+func newGobreaker(fail5xx bool) func(Env) Client {
+	return func(env Env) Client {
+		return &gobreakerClient{
+			c:       plainClient(env),
+			hosts:   breakers.NewGobreaker(gobreaker.Settings{Timeout: 2 * env.Timeout}),
+			fail5xx: fail5xx,
+		}
+	}
+}
+
+func (g *gobreakerClient) Do(req *http.Request) (*http.Response, error) {
+	done, err := g.hosts.Allow(origin(req))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	resp, err := g.c.Do(req)
+	switch {
+	case err != nil:
+		done(err)
+	case g.fail5xx && resp.StatusCode >= 500:
+		done(errServer)
+	default:
+		done(nil)
+	}
+	return resp, err
+}
+
+type failsafeClient struct {
+	c     *http.Client
+	hosts *breakers.Failsafe
+}
+
+func newFailsafe(fail5xx bool) func(Env) Client {
+	return func(env Env) Client {
+		build := func() circuitbreaker.CircuitBreaker[*http.Response] {
+			b := circuitbreaker.NewBuilder[*http.Response]().WithDelay(2 * env.Timeout)
+			if fail5xx {
+				b = b.HandleIf(func(resp *http.Response, err error) bool {
+					return err != nil || resp != nil && resp.StatusCode >= 500
+				})
+			}
+			return b.Build()
+		}
+		return &failsafeClient{c: plainClient(env), hosts: breakers.NewFailsafe(build)}
+	}
+}
+
+func (f *failsafeClient) Do(req *http.Request) (*http.Response, error) {
+	cb := f.hosts.Breaker(origin(req))
+	if !cb.TryAcquirePermit() {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, circuitbreaker.ErrOpen)
+	}
+	resp, err := f.c.Do(req)
+	if err != nil {
+		cb.RecordError(err)
+	} else {
+		cb.RecordResult(resp)
+	}
+	return resp, err
+}
