@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hostguard/hostguard/bench/queue"
+)
+
+type options struct {
+	pg      string
+	dir     string
+	runs    int
+	cycle   queue.CycleOptions
+	dormant queue.DormantOptions
+	skip    map[string]bool
+	args    []string
+}
+
+func parseFlags(args []string, log io.Writer) (options, error) {
+	fs := flag.NewFlagSet("queuebench", flag.ContinueOnError)
+	fs.SetOutput(log)
+	o := options{args: args}
+	fs.StringVar(&o.pg, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server; the benchmark drops and creates hgbench_hg and hgbench_river on it")
+	fs.StringVar(&o.dir, "dir", "", "directory for SQLite files (default a new temporary directory, removed after)")
+	fs.IntVar(&o.runs, "runs", 3, "burn-down runs per system, alternating")
+	fs.IntVar(&o.cycle.N, "n", 50_000, "items per burn-down run")
+	fs.IntVar(&o.cycle.Workers, "workers", 4, "hostguard claiming goroutines")
+	fs.IntVar(&o.cycle.ClaimBatch, "batch", 100, "items per hostguard claim")
+	fs.IntVar(&o.cycle.RiverWorkers, "river-workers", 1_000, "River MaxWorkers")
+	fs.IntVar(&o.dormant.Backlog, "backlog", 1_000_000, "dormant items in the backlog scenario")
+	fs.IntVar(&o.dormant.Trickle, "trickle", 2_000, "due items trickled in")
+	fs.IntVar(&o.dormant.Burst, "burst", 10_000, "backlog items reactivated at once")
+	skip := fs.String("skip", "", "comma-separated parts to leave out: pg, sqlite, cycle, backlog")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("queuebench: unexpected argument %q", fs.Arg(0))
+	}
+	if o.runs < 1 || o.runs > 50 {
+		return o, fmt.Errorf("queuebench: -runs %d, want 1..50", o.runs)
+	}
+	o.skip = map[string]bool{}
+	for part := range strings.SplitSeq(*skip, ",") {
+		part = strings.TrimSpace(part)
+		switch part {
+		case "":
+		case "pg", "sqlite", "cycle", "backlog":
+			o.skip[part] = true
+		default:
+			return o, fmt.Errorf("queuebench: -skip: unknown part %q (want pg, sqlite, cycle or backlog)", part)
+		}
+	}
+	return o, nil
+}
+
+type system struct {
+	name    string
+	cycle   func(ctx context.Context, target string) (queue.Cycle, error)
+	dormant func(ctx context.Context, target string) (queue.Dormant, error)
+	target  func(ctx context.Context, run int) (string, error) // a fresh database
+}
+
+func run(ctx context.Context, args []string, out, log io.Writer) error {
+	o, err := parseFlags(args, log)
+	if err != nil {
+		return err
+	}
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "queuebench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	pgTarget := func(name string) func(context.Context, int) (string, error) {
+		return func(ctx context.Context, _ int) (string, error) { return queue.FreshPostgres(ctx, o.pg, name) }
+	}
+	fileTarget := func(name string) func(context.Context, int) (string, error) {
+		return func(_ context.Context, run int) (string, error) {
+			return filepath.Join(dir, fmt.Sprintf("%s-%d-%d.db", name, run, time.Now().UnixNano())), nil
+		}
+	}
+	cyc := func(f func(context.Context, string, queue.CycleOptions) (queue.Cycle, error)) func(context.Context, string) (queue.Cycle, error) {
+		return func(ctx context.Context, t string) (queue.Cycle, error) { return f(ctx, t, o.cycle) }
+	}
+	dor := func(f func(context.Context, string, queue.DormantOptions) (queue.Dormant, error)) func(context.Context, string) (queue.Dormant, error) {
+		return func(ctx context.Context, t string) (queue.Dormant, error) { return f(ctx, t, o.dormant) }
+	}
+	var pairs [][2]system
+	if !o.skip["pg"] {
+		pairs = append(pairs, [2]system{
+			{name: "hostguard, PostgreSQL", cycle: cyc(queue.HostguardCycle), dormant: dor(queue.HostguardDormant), target: pgTarget("hgbench_hg")},
+			{name: "River, riverpgxv5", cycle: cyc(queue.RiverPostgresCycle), dormant: dor(queue.RiverPostgresDormant), target: pgTarget("hgbench_river")},
+		})
+	}
+	if !o.skip["sqlite"] {
+		pairs = append(pairs, [2]system{
+			{name: "hostguard, SQLite", cycle: cyc(queue.HostguardCycle), dormant: dor(queue.HostguardDormant), target: fileTarget("hg")},
+			{name: "River, riversqlite", cycle: cyc(queue.RiverSQLiteCycle), target: fileTarget("river")},
+		})
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs, %s %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "Command: `go run ./cmd/queuebench %s` (in bench/)\n\n", strings.Join(o.args, " "))
+	if !o.skip["cycle"] {
+		fmt.Fprintf(&b, "Burn-down: %d no-op items added in batches of 5 000, then worked to success. hostguard: %d workers claiming and settling %d at a time. River: MaxWorkers %d, FetchCooldown 2 ms, FetchPollInterval 20 ms (its own benchmark's tuning); done = completion event. %d alternating runs each, fresh database per run, median.\n\n",
+			o.cycle.N, o.cycle.Workers, o.cycle.ClaimBatch, o.cycle.RiverWorkers, o.runs)
+		b.WriteString("| system | add (items/s) | claim → succeed (cycles/s) | cycle ratio vs River on the same store |\n|---|---:|---:|---:|\n")
+		for _, pair := range pairs {
+			var results [2][]queue.Cycle
+			for r := range o.runs {
+				for i := range 2 {
+					sys := pair[(r+i)%2] // alternate which system goes first
+					k := (r + i) % 2
+					t, err := sys.target(ctx, r)
+					if err != nil {
+						return err
+					}
+					c, err := sys.cycle(ctx, t)
+					if err != nil {
+						return fmt.Errorf("%s: %w", sys.name, err)
+					}
+					results[k] = append(results[k], c)
+					fmt.Fprintf(log, "run %d %-22s add %8.0f/s work %8.0f/s\n", r+1, sys.name, c.AddRate(), c.WorkRate())
+				}
+			}
+			riverWork := median(results[1], queue.Cycle.WorkRate)
+			for k, sys := range pair {
+				w := median(results[k], queue.Cycle.WorkRate)
+				fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.2f |\n", sys.name, median(results[k], queue.Cycle.AddRate), w, w/riverWork)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if !o.skip["backlog"] {
+		fmt.Fprintf(&b, "Backlog: %d items due in 30 days; then %d due items added one every 5 ms while one worker claims (hostguard polls every 5 ms when idle; River is woken by its LISTEN/NOTIFY and polls every 20 ms); then %d backlog items reactivated at once (hostguard Observe with ReactivateWithin 1 ms, 4 callers, 2 claiming workers; River JobRetry, 4 callers). Lag = from the insert call starting to a worker holding the item. One run each.\n\n",
+			o.dormant.Backlog, o.dormant.Trickle, o.dormant.Burst)
+		b.WriteString("| system | backlog load (items/s) | claim call p50 / p99 (ms) | due → claimed p50 / p99 (ms) | reactivate (items/s) | burst drained (s) |\n|---|---:|---|---|---:|---:|\n")
+		for _, pair := range pairs {
+			for _, sys := range pair {
+				if sys.dormant == nil {
+					continue
+				}
+				t, err := sys.target(ctx, 0)
+				if err != nil {
+					return err
+				}
+				d, err := sys.dormant(ctx, t)
+				if err != nil {
+					return fmt.Errorf("%s backlog: %w", sys.name, err)
+				}
+				claims := "n/a (internal)"
+				if len(d.Claims) > 0 {
+					claims = fmt.Sprintf("%.2f / %.2f", msf(queue.Quantile(d.Claims, 0.5)), msf(queue.Quantile(d.Claims, 0.99)))
+				}
+				fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f / %.2f | %.0f | %.2f |\n", sys.name,
+					float64(d.Backlog)/d.Load.Seconds(), claims,
+					msf(queue.Quantile(d.Lags, 0.5)), msf(queue.Quantile(d.Lags, 0.99)),
+					float64(d.Burst)/d.Reactivate.Seconds(), d.Drain.Seconds())
+				fmt.Fprintf(log, "backlog %-22s load %v lag p50 %v drain %v\n", sys.name, d.Load, queue.Quantile(d.Lags, 0.5), d.Drain)
+			}
+		}
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(cs []queue.Cycle, f func(queue.Cycle) float64) float64 {
+	xs := make([]float64, len(cs))
+	for i, c := range cs {
+		xs[i] = f(c)
+	}
+	slices.Sort(xs)
+	if len(xs) == 0 {
+		return 0
+	}
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}

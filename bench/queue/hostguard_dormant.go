@@ -1,0 +1,139 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hostguard/hostguard/retry"
+)
+
+// HostguardDormant loads o.Backlog items due in a month into the empty store
+// at dsn, then trickles due items in while one worker claims them, then
+// reactivates o.Burst backlog items with Observe and drains them.
+func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dormant, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return Dormant{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Limit)
+	defer cancel()
+	// Reactivated items become due at once, so the drain measures claiming
+	// them rather than a configured delay.
+	s, closeStore, err := openScheduler(ctx, dsn, retry.Config{ReactivateWithin: time.Millisecond})
+	if err != nil {
+		return Dormant{}, err
+	}
+	defer closeStore()
+
+	d := Dormant{System: "hostguard", Backlog: o.Backlog, Burst: o.Burst}
+	t0 := time.Now()
+	if err := addItems(ctx, s, "dormant", o.Backlog, retry.MaxAdd, time.Now().Add(30*24*time.Hour)); err != nil {
+		return d, err
+	}
+	d.Load = time.Since(t0)
+
+	// Trickle: one feeder adds due items at a steady pace, one worker polls.
+	// UnixNano when the insert began: the lag includes the insert itself,
+	// for both systems, and never depends on which side wins a race.
+	added := make([]atomic.Int64, o.Trickle)
+	feedErr := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(max(o.Every, time.Microsecond))
+		defer tick.Stop()
+		for i := range o.Trickle {
+			added[i].Store(time.Now().UnixNano())
+			if _, err := s.Add(ctx, retry.NewItem{ID: itemID("due", i)}); err != nil {
+				feedErr <- fmt.Errorf("queue: trickle add: %w", err)
+				return
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				feedErr <- ctx.Err()
+				return
+			}
+		}
+		feedErr <- nil
+	}()
+	var seenErr error
+	seen := func(l retry.Lease) {
+		i, err := strconv.Atoi(strings.TrimPrefix(l.ID, "due-"))
+		if err != nil || i < 0 || i >= o.Trickle {
+			seenErr = fmt.Errorf("queue: claimed %q during the trickle, a backlog item that is not due", l.ID)
+			return
+		}
+		d.Lags = append(d.Lags, time.Since(time.Unix(0, added[i].Load())))
+	}
+	for got := 0; got < o.Trickle; {
+		n, took, err := claimAndSucceed(ctx, s, 100, seen)
+		if err != nil {
+			return d, err
+		}
+		if seenErr != nil {
+			return d, seenErr
+		}
+		d.Claims = append(d.Claims, took)
+		got += n
+		if n == 0 {
+			time.Sleep(o.Poll)
+		}
+	}
+	if err := <-feedErr; err != nil {
+		return d, err
+	}
+
+	// Burst: observers reactivate backlog items spread over the whole id
+	// range while two workers drain them.
+	const observers, workers = 4, 2
+	step := o.Backlog / o.Burst
+	var next atomic.Int64
+	var drained atomic.Int64
+	errs := make([]error, observers+workers)
+	var obsWG, workWG sync.WaitGroup
+	t0 = time.Now()
+	for w := range workers {
+		workWG.Go(func() {
+			for drained.Load() < int64(o.Burst) {
+				n, _, err := claimAndSucceed(ctx, s, 100, nil)
+				if err != nil {
+					errs[observers+w] = err
+					return
+				}
+				drained.Add(int64(n))
+				if n == 0 {
+					time.Sleep(o.Poll)
+				}
+			}
+		})
+	}
+	for w := range observers {
+		obsWG.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= o.Burst {
+					return
+				}
+				if _, err := s.Observe(ctx, itemID("dormant", i*step), retry.ObserveParams{}); err != nil {
+					errs[w] = fmt.Errorf("queue: observe: %w", err)
+					return
+				}
+			}
+		})
+	}
+	obsWG.Wait()
+	d.Reactivate = time.Since(t0)
+	if err := errors.Join(errs[:observers]...); err != nil {
+		cancel()
+		workWG.Wait()
+		return d, err
+	}
+	workWG.Wait()
+	d.Drain = time.Since(t0)
+	return d, errors.Join(errs...)
+}
