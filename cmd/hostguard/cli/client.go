@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ExitRefused is returned when the daemon answered but said no: bad input,
+// an unknown ticket or item, a wrong token, or an open endpoint (a
+// fast-fail). Scripts can tell it apart from ExitError, which means the
+// daemon could not be reached or failed on its side.
+const ExitRefused = 3
+
+// defaultAddr is where `hostguard serve` listens with no flags.
+const defaultAddr = "http://127.0.0.1:7411"
+
+// clientFlags are the flags shared by every command that talks to a
+// running daemon.
+type clientFlags struct {
+	addr    string
+	token   string
+	json    bool
+	timeout time.Duration
+}
+
+func (c *clientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", envOr("HOSTGUARD_ADDR", defaultAddr), "daemon `URL` (env HOSTGUARD_ADDR)")
+	fs.StringVar(&c.token, "token", os.Getenv("HOSTGUARD_TOKEN"), "bearer `token` for the daemon (env HOSTGUARD_TOKEN)")
+	fs.BoolVar(&c.json, "json", false, "print the daemon's JSON answer instead of a table")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on the daemon after this `duration`")
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// client returns an API client for the flags, or a usage error.
+func (c *clientFlags) client() (*client, error) {
+	raw := strings.TrimSpace(c.addr)
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("--addr %q is not an http:// or https:// address of the daemon", c.addr)
+	}
+	if u.User != nil {
+		return nil, errors.New("--addr must not carry credentials; use --token")
+	}
+	if c.timeout <= 0 {
+		return nil, fmt.Errorf("--timeout must be positive, not %s", c.timeout)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return &client{base: u, token: c.token, hc: &http.Client{Timeout: c.timeout}}, nil
+}
+
+// client talks to the daemon's JSON API.
+type client struct {
+	base  *url.URL
+	token string
+	hc    *http.Client
+}
+
+// apiError is a non-2xx answer from the daemon.
+type apiError struct {
+	Status     int
+	Message    string `json:"error"`
+	Field      string `json:"field"`
+	Endpoint   string `json:"endpoint"`
+	RetryAfter *int64 `json:"retry_after_seconds"`
+}
+
+func (e *apiError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = fmt.Sprintf("daemon answered %d %s", e.Status, http.StatusText(e.Status))
+	}
+	if e.RetryAfter != nil {
+		msg += fmt.Sprintf(" (retry after %ds)", *e.RetryAfter)
+	}
+	return msg
+}
+
+// do sends in (if not nil) as JSON and decodes the answer into out (if not
+// nil). raw, when not nil, receives the answer's bytes for --json.
+func (c *client) do(ctx context.Context, method, path string, query url.Values, in, out any, raw *[]byte) error {
+	// path arrives with its segments already escaped (an item id may hold
+	// a slash), so the URL is built as text rather than through url.URL.Path.
+	target := c.base.String() + path
+	if q := query.Encode(); q != "" {
+		target += "?" + q
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		// The url.Error names our own daemon's address, which carries
+		// no credentials (client refuses userinfo), so it may be shown.
+		return fmt.Errorf("cannot reach the daemon: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("reading the daemon's answer: %w", err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		e := &apiError{Status: resp.StatusCode}
+		_ = json.Unmarshal(b, e)
+		return e
+	}
+	if raw != nil {
+		*raw = b
+	}
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("the daemon's answer is not the JSON expected: %w", err)
+		}
+	}
+	return nil
+}
+
+// fail prints err for a person and returns the exit code a script can
+// branch on.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "hostguard %s: %v\n", cmd, err)
+	var ae *apiError
+	if errors.As(err, &ae) && (ae.Status/100 == 4 || ae.Status == http.StatusServiceUnavailable) {
+		return ExitRefused
+	}
+	return ExitError
+}
+
+// parseFlags parses args, letting flags and positional arguments mix
+// (`hostguard reset URL --json`), which the flag package alone does not.
+// It returns the positional arguments and, when parsing should stop the
+// command, the exit code.
+func parseFlags(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ExitOK, false
+			}
+			return nil, ExitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, 0, true
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), 0, true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newFlagSet makes a flag set whose usage names the command and its
+// positional arguments.
+func newFlagSet(name, argsUsage, summary string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("hostguard "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: hostguard %s [flags] %s\n\n%s\n\nflags:\n", name, argsUsage, summary)
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nexit codes: %d ok, %d error (daemon unreachable or failed), %d usage, %d refused by the daemon (bad input, not found, unauthorized, open endpoint)\n",
+			ExitOK, ExitError, ExitUsage, ExitRefused)
+	}
+	return fs
+}
+
+// usageError prints a one-line usage complaint and returns ExitUsage.
+func usageError(stderr io.Writer, fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
+	fmt.Fprintf(stderr, "run '%s --help' for usage\n", fs.Name())
+	return ExitUsage
+}
+
+// table prints rows aligned in columns for people.
+func table(w io.Writer, header []string, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// printRaw writes the daemon's JSON answer for --json, one value a line.
+func printRaw(w io.Writer, b []byte) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
+	w.Write(b)
+	fmt.Fprintln(w)
+}
+
+// seconds formats a count of seconds for a table cell.
+func seconds(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

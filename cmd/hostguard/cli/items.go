@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+
+	"time"
+)
+
+func init() {
+	register("items", "work with the retry queue: add, claim, stats, get, succeed, fail, release, extend, observe", runItems)
+}
+
+type leaseJSON struct {
+	ID        string    `json:"id"`
+	Lease     string    `json:"lease"`
+	Until     time.Time `json:"until"`
+	Attempt   int       `json:"attempt"`
+	Failures  int       `json:"failures"`
+	LastClass string    `json:"last_class"`
+	Priority  int       `json:"priority"`
+	Payload   []byte    `json:"payload"`
+}
+
+type itemJSON struct {
+	ID         string    `json:"id"`
+	State      string    `json:"state"`
+	Priority   int       `json:"priority"`
+	Payload    []byte    `json:"payload"`
+	NextAt     time.Time `json:"next_at"`
+	LeaseUntil time.Time `json:"lease_until"`
+	Worker     string    `json:"worker"`
+	Attempts   int       `json:"attempts"`
+	Failures   int       `json:"failures"`
+	LastClass  string    `json:"last_class"`
+}
+
+const itemsUsage = `usage: hostguard items <subcommand> [flags] [args]
+
+subcommands:
+  add ID...                   add work items (--priority N, --payload TEXT or --payload-file F)
+  claim                       lease due items (--n 10, --lease 30s, --worker NAME)
+  stats                       counts by state and failure class
+  get ID                      show one item
+  succeed ID --lease TOKEN    the work is done
+  fail ID --lease TOKEN --class CLASS [--note TEXT]
+                              the attempt failed; the item waits on CLASS's ladder
+  release ID --lease TOKEN    give the item back without counting an attempt
+  extend ID --lease TOKEN --for 30s
+  observe ID                  fresh evidence: make the item due soon and raise its priority
+
+Every subcommand takes --addr, --token, --json and --timeout; run
+'hostguard items <subcommand> --help' for its flags.
+`
+
+func runItems(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, itemsUsage)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "add":
+		return itemsAdd(rest, stdout, stderr)
+	case "claim":
+		return itemsClaim(rest, stdout, stderr)
+	case "stats":
+		return itemsStats(rest, stdout, stderr)
+	case "get":
+		return itemsGet(rest, stdout, stderr)
+	case "succeed", "fail", "release", "extend", "observe":
+		return itemsOp(sub, rest, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "hostguard items: unknown subcommand %q\n\n%s", sub, itemsUsage)
+	return ExitUsage
+}
+
+func itemsAdd(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("items add", "ID...", "Adds work items. An id that is already queued keeps its state and history; a higher priority is taken over.", stderr)
+	cf.register(fs)
+	prio := fs.Int("priority", 0, "priority of the new items; higher is claimed first")
+	payload := fs.String("payload", "", "payload `text` handed back with every lease")
+	payloadFile := fs.String("payload-file", "", "read the payload from this `file` (- for standard input)")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		return usageError(stderr, fs, "needs at least one item id")
+	}
+	if *payload != "" && *payloadFile != "" {
+		return usageError(stderr, fs, "give --payload or --payload-file, not both")
+	}
+	var data []byte
+	switch {
+	case *payloadFile == "-":
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return fail(stderr, "items add", err)
+		}
+		data = b
+	case *payloadFile != "":
+		b, err := os.ReadFile(*payloadFile)
+		if err != nil {
+			return fail(stderr, "items add", err)
+		}
+		data = b
+	default:
+		data = []byte(*payload)
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	type item struct {
+		ID       string `json:"id"`
+		Priority int    `json:"priority,omitempty"`
+		Payload  string `json:"payload,omitempty"`
+	}
+	items := make([]item, len(pos))
+	for i, id := range pos {
+		items[i] = item{ID: id, Priority: *prio}
+		if len(data) > 0 {
+			items[i].Payload = base64.StdEncoding.EncodeToString(data)
+		}
+	}
+	var res struct {
+		Added    int `json:"added"`
+		Existing int `json:"existing"`
+	}
+	var raw []byte
+	if err := c.do(context.Background(), "POST", "/v1/items", nil, map[string]any{"items": items}, &res, &raw); err != nil {
+		return fail(stderr, "items add", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	fmt.Fprintf(stdout, "added %d, already queued %d\n", res.Added, res.Existing)
+	return ExitOK
+}
+
+func itemsClaim(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("items claim", "", "Leases up to --n due items, highest priority first. Settle each with succeed, fail or release before its lease ends.", stderr)
+	cf.register(fs)
+	n := fs.Int("n", 10, "most items to claim (1 to 1000)")
+	lease := fs.Duration("lease", 30*time.Second, "how long each item is held")
+	worker := fs.String("worker", "", "worker `name` shown by get")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, fs, "takes no arguments")
+	}
+	if *lease <= 0 {
+		return usageError(stderr, fs, "--lease must be positive")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var res struct {
+		Leases []leaseJSON `json:"leases"`
+	}
+	var raw []byte
+	body := map[string]any{"n": *n, "lease_seconds": lease.Seconds(), "worker": *worker}
+	if err := c.do(context.Background(), "POST", "/v1/items/claim", nil, body, &res, &raw); err != nil {
+		return fail(stderr, "items claim", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	rows := make([][]string, 0, len(res.Leases))
+	for _, l := range res.Leases {
+		rows = append(rows, []string{l.ID, l.Lease, strconv.Itoa(l.Attempt), strconv.Itoa(l.Priority), when(l.Until), dash(l.LastClass)})
+	}
+	table(stdout, []string{"ID", "LEASE", "ATTEMPT", "PRIORITY", "UNTIL", "LAST FAILURE"}, rows)
+	return ExitOK
+}
+
+func itemsStats(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("items stats", "", "Counts the retry queue's items by state and by the failure class they wait after.", stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, fs, "takes no arguments")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var st statsJSON
+	var raw []byte
+	if err := c.do(context.Background(), "GET", "/v1/items/stats", nil, nil, &st, &raw); err != nil {
+		return fail(stderr, "items stats", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	fmt.Fprintf(stdout, "%d items, %d due now\n", st.Total, st.DueNow)
+	printStats(stdout, &st)
+	return ExitOK
+}
+
+func itemsGet(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("items get", "ID", "Shows one item.", stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fs, "needs exactly one item id")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var it itemJSON
+	var raw []byte
+	if err := c.do(context.Background(), "GET", "/v1/items/"+url.PathEscape(pos[0]), nil, nil, &it, &raw); err != nil {
+		return fail(stderr, "items get", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	printItem(stdout, it)
+	return ExitOK
+}
+
+func printItem(w io.Writer, it itemJSON) {
+	next := when(it.NextAt)
+	if it.State == "leased" {
+		next = "lease until " + when(it.LeaseUntil)
+	}
+	table(w, []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"},
+		[][]string{{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), next}})
+}
+
+func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("items "+op, "ID", "Settles, extends or observes one item (see 'hostguard items --help').", stderr)
+	cf.register(fs)
+	lease := fs.String("lease", "", "the lease `token` claim returned (succeed, fail, release, extend)")
+	class := fs.String("class", "", "why the attempt failed (fail)")
+	note := fs.String("note", "", "a short note kept in the item's history (fail)")
+	extend := fs.Duration("for", 0, "new lease length from now (extend)")
+	boost := fs.Int("boost", 0, "how much to raise the priority (observe; 0 means the daemon's step)")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fs, "needs exactly one item id")
+	}
+	body := map[string]any{}
+	switch op {
+	case "observe":
+		if *boost != 0 {
+			body["boost"] = *boost
+		}
+	default:
+		if *lease == "" {
+			return usageError(stderr, fs, "--lease is required")
+		}
+		body["lease"] = *lease
+	}
+	switch op {
+	case "fail":
+		if *class == "" {
+			return usageError(stderr, fs, "--class is required")
+		}
+		body["class"] = *class
+		if *note != "" {
+			body["note"] = *note
+		}
+	case "extend":
+		if *extend <= 0 {
+			return usageError(stderr, fs, "--for must be a positive duration")
+		}
+		body["lease_seconds"] = extend.Seconds()
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var raw []byte
+	var it itemJSON
+	if err := c.do(context.Background(), "POST", "/v1/items/"+url.PathEscape(pos[0])+"/"+op, nil, body, &it, &raw); err != nil {
+		return fail(stderr, "items "+op, err)
+	}
+	if cf.json || op == "extend" || op == "observe" {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	printItem(stdout, it)
+	return ExitOK
+}

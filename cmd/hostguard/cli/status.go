@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+)
+
+func init() {
+	register("status", "show open endpoints, hosts in backoff and the retry queue of a running daemon", runStatus)
+}
+
+// statusJSON is the part of GET /v1/status the table shows.
+type statusJSON struct {
+	Guard struct {
+		Endpoints     int            `json:"endpoints"`
+		ByState       map[string]int `json:"by_state"`
+		RemoteTickets int            `json:"remote_tickets"`
+		NotClosed     []struct {
+			Endpoint          string  `json:"endpoint"`
+			State             string  `json:"state"`
+			Failures          int     `json:"failures"`
+			RetryAfterSeconds float64 `json:"retry_after_seconds"`
+			LastFailure       string  `json:"last_failure"`
+		} `json:"not_closed"`
+	} `json:"guard"`
+	Hosts *struct {
+		Known     int        `json:"known"`
+		Unhealthy int        `json:"unhealthy"`
+		Backoff   int        `json:"backoff"`
+		InBackoff []hostJSON `json:"in_backoff"`
+	} `json:"hosts"`
+	Items    *statsJSON `json:"items"`
+	Problems []string   `json:"problems"`
+}
+
+type statsJSON struct {
+	Total   int            `json:"total"`
+	ByState map[string]int `json:"by_state"`
+	ByClass map[string]int `json:"by_class"`
+	DueNow  int            `json:"due_now"`
+	Lag     float64        `json:"oldest_due_lag_seconds"`
+}
+
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("status", "", "Shows what a running daemon holds: endpoints that are not closed, hosts in backoff, and retry queue counts.", stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, fs, "takes no arguments")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var st statusJSON
+	var raw []byte
+	if err := c.do(context.Background(), "GET", "/v1/status", nil, nil, &st, &raw); err != nil {
+		return fail(stderr, "status", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	g := st.Guard
+	fmt.Fprintf(stdout, "endpoints: %d known, %d open, %d half-open; %d remote tickets out\n",
+		g.Endpoints, g.ByState["open"], g.ByState["half-open"], g.RemoteTickets)
+	if len(g.NotClosed) > 0 {
+		rows := make([][]string, 0, len(g.NotClosed))
+		for _, e := range g.NotClosed {
+			rows = append(rows, []string{e.Endpoint, e.State, seconds(e.RetryAfterSeconds), strconv.Itoa(e.Failures), dash(e.LastFailure)})
+		}
+		table(stdout, []string{"ENDPOINT", "STATE", "OPEN FOR", "FAILURES", "LAST FAILURE"}, rows)
+	}
+	if h := st.Hosts; h != nil {
+		fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
+		if len(h.InBackoff) > 0 {
+			printHosts(stdout, h.InBackoff)
+		}
+	}
+	if it := st.Items; it != nil {
+		fmt.Fprintf(stdout, "\nitems: %d total, %d due now", it.Total, it.DueNow)
+		if it.Lag > 0 {
+			fmt.Fprintf(stdout, ", oldest due for %s", seconds(it.Lag))
+		}
+		fmt.Fprintln(stdout)
+		printStats(stdout, it)
+	}
+	for _, p := range st.Problems {
+		fmt.Fprintf(stdout, "\nproblem: %s\n", p)
+	}
+	return ExitOK
+}
+
+func printStats(w io.Writer, it *statsJSON) {
+	rows := [][]string{}
+	for _, s := range []string{"pending", "scheduled", "leased", "done"} {
+		rows = append(rows, []string{s, strconv.Itoa(it.ByState[s])})
+	}
+	table(w, []string{"STATE", "ITEMS"}, rows)
+	if len(it.ByClass) > 0 {
+		classes := make([]string, 0, len(it.ByClass))
+		for c := range it.ByClass {
+			classes = append(classes, c)
+		}
+		sort.Strings(classes)
+		rows = rows[:0]
+		for _, c := range classes {
+			rows = append(rows, []string{c, strconv.Itoa(it.ByClass[c])})
+		}
+		fmt.Fprintln(w)
+		table(w, []string{"WAITING AFTER", "ITEMS"}, rows)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
