@@ -58,10 +58,14 @@ func (ep *endpoint) state(now time.Time) State {
 	return HalfOpen
 }
 
-// observe brings shown up to date with the passing of time and queues the
-// transitions. Call with mu held.
+// observe queues the one transition that happens by the passing of time,
+// open to half-open, if now is the first look past the open period. It
+// never goes back: a caller whose clock reading is older than another's
+// must not report half-open to open. Call with mu held.
 func (ep *endpoint) observe(now time.Time, tr *transitions) {
-	tr.add(ep, ep.state(now))
+	if ep.shown == Open && ep.state(now) == HalfOpen {
+		tr.add(ep, HalfOpen)
+	}
 }
 
 // trip opens the record for openFor from now. Call with mu held.

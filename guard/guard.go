@@ -8,8 +8,9 @@ import (
 )
 
 // Guard is a circuit breaker per endpoint. Create one with New and share
-// it: all methods are safe for concurrent use. Acquire, the ticket's
-// report, and Release are what most callers need.
+// it: all methods are safe for concurrent use. The zero value is not
+// usable. Acquire, the ticket's report, and Release are what most callers
+// need.
 type Guard struct {
 	cfg Config
 

@@ -44,6 +44,25 @@ func TestTransitionsReportedOnce(t *testing.T) {
 	}
 }
 
+// TestTransitionsNeverGoBack reads the state with a clock that lags behind
+// an earlier reading, as a goroutine that read the clock before another
+// would: the half-open step, once reported, is not undone.
+func TestTransitionsNeverGoBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t, guard.Config{})
+	b.run([]step{
+		{do: "acquire", tk: "a"}, {do: "fail", tk: "a"},
+		{do: "acquire", tk: "b"}, {do: "fail", tk: "b"},
+		{at: 30 * s, do: "state", want: "half-open"},
+	})
+	b.clk.Set(epoch.Add(29 * s))
+	b.g.State(defaultURL)
+	b.g.Endpoints()
+	if got, want := transitionsOf(b.log()), "closed->open, open->half-open"; got != want {
+		t.Errorf("transitions: got %s, want %s", got, want)
+	}
+}
+
 // TestTransitionCallbackHoldsNoLock calls back into the guard, on the same
 // endpoint, from OnTransition; a callback made under the endpoint's lock
 // would deadlock.

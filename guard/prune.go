@@ -23,18 +23,25 @@ const noRoomBackoff = time.Second
 // IdleTTL after its last use, and later by at most the time between
 // sweeps.
 func (g *Guard) Prune() int {
+	g.pruneMu.Lock()
+	defer g.pruneMu.Unlock()
 	return g.sweep(g.cfg.Now())
 }
 
+// maybeSweep sweeps if IdleTTL/4 has passed since the last sweep and no
+// other sweep or eviction is running.
 func (g *Guard) maybeSweep(now time.Time) {
-	if now.UnixNano()-g.lastSweep.Load() >= int64(g.cfg.IdleTTL/4) {
-		g.sweep(now)
+	due := func() bool { return now.UnixNano()-g.lastSweep.Load() >= int64(g.cfg.IdleTTL/4) }
+	if due() && g.pruneMu.TryLock() {
+		if due() {
+			g.sweep(now)
+		}
+		g.pruneMu.Unlock()
 	}
 }
 
+// sweep prunes idle closed records. Call with pruneMu held.
 func (g *Guard) sweep(now time.Time) int {
-	g.pruneMu.Lock()
-	defer g.pruneMu.Unlock()
 	g.lastSweep.Store(now.UnixNano())
 	removed := 0
 	g.records.Range(func(_, v any) bool {

@@ -27,7 +27,6 @@ type EndpointStatus struct {
 // locks one record at a time, so it is consistent per endpoint, not
 // across endpoints.
 func (g *Guard) Endpoints() []EndpointStatus {
-	now := g.cfg.Now()
 	list := make([]EndpointStatus, 0, g.Len())
 	g.records.Range(func(_, v any) bool {
 		ep := v.(*endpoint)
@@ -37,6 +36,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 			ep.mu.Unlock()
 			return true
 		}
+		now := g.cfg.Now()
 		ep.observe(now, &tr)
 		st := EndpointStatus{
 			Endpoint:      ep.key,
