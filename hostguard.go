@@ -17,6 +17,7 @@ import (
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/sqlite"
@@ -31,6 +32,7 @@ type Store interface {
 	evidence.Store
 	retry.Store
 	budget.Store
+	leader.Store
 }
 
 // Compile-time proof that both engines implement every capability.

@@ -40,6 +40,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("evidence", func(t *testing.T) { testEvidence(t, newHarness) })
 	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
+	t.Run("leader", func(t *testing.T) { testLeader(t, newHarness) })
 }
 
 // ctx returns a context bounded by the test's deadline, so that a hung

@@ -1,0 +1,106 @@
+package leader
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Defaults.
+const (
+	DefaultName     = "hostguard"
+	DefaultLeaseFor = 15 * time.Second
+)
+
+const maxName = 200
+
+// minLease keeps timers meaningful: below it, scheduling noise is the lease.
+const minLease = 10 * time.Millisecond
+
+// Config configures an Elector. The zero value is usable.
+type Config struct {
+	// Name is the election: electors with the same Name on one store
+	// choose one leader. "": DefaultName ("hostguard"). At most 200
+	// characters, no control characters.
+	Name string
+	// NodeID identifies this elector in the lease. "": hostname, process
+	// id and a random suffix, so that a restarted process is a new node.
+	NodeID string
+	// LeaseFor is how long a lease lasts without renewal, and so the
+	// longest a cluster goes without a leader after one dies. 0:
+	// DefaultLeaseFor (15 s). At least 10 ms.
+	LeaseFor time.Duration
+	// RenewEvery is how often the leader renews its lease, and how often
+	// followers try to take it. 0: LeaseFor / 3. At most LeaseFor / 2.
+	// The leader gives up leading, and cancels its work, RenewEvery / 2
+	// before its lease would expire when it cannot renew in time; the
+	// nodes' clocks must agree to better than that.
+	RenewEvery time.Duration
+	// Now is the clock for the lease times written to the store. nil:
+	// time.Now. (Deadlines inside the process use the monotonic clock.)
+	Now func() time.Time
+	// Logger gets one line per change of leadership. nil: slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = DefaultName
+	}
+	if c.NodeID == "" {
+		c.NodeID = defaultNodeID()
+	}
+	if c.LeaseFor == 0 {
+		c.LeaseFor = DefaultLeaseFor
+	}
+	if c.RenewEvery == 0 {
+		c.RenewEvery = c.LeaseFor / 3
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	for _, f := range []struct{ field, v string }{{"Name", c.Name}, {"NodeID", c.NodeID}} {
+		switch {
+		case len(f.v) > maxName:
+			return fmt.Errorf("leader: Config.%s is longer than %d bytes", f.field, maxName)
+		case strings.IndexFunc(f.v, unicode.IsControl) >= 0:
+			return fmt.Errorf("leader: Config.%s %q has a control character", f.field, f.v)
+		case strings.TrimSpace(f.v) == "":
+			return fmt.Errorf("leader: Config.%s is blank", f.field)
+		}
+	}
+	if c.LeaseFor < minLease {
+		return fmt.Errorf("leader: Config.LeaseFor is %v; want 0 (default 15s) or at least %v", c.LeaseFor, minLease)
+	}
+	if c.RenewEvery <= 0 || c.RenewEvery > c.LeaseFor/2 {
+		return fmt.Errorf("leader: Config.RenewEvery is %v; want 0 (default LeaseFor/3) up to LeaseFor/2 (%v)", c.RenewEvery, c.LeaseFor/2)
+	}
+	return nil
+}
+
+func defaultNodeID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "node"
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	id := host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+	if len(id) > maxName {
+		id = id[len(id)-maxName:]
+	}
+	return id
+}
