@@ -103,7 +103,9 @@ func (s *Store) HealthGet(ctx context.Context, name string) (health.Record, bool
 }
 
 // HealthBlocked returns the names of p.Names that p.View excludes, in one
-// query (the names travel as one text[] parameter).
+// query (the names travel as one text[] parameter). Both views name
+// consecutive_fails > 0 so that the planner can answer from the small
+// partial index of failing names.
 func (s *Store) HealthBlocked(ctx context.Context, p health.StoreBlockedParams) ([]string, error) {
 	if len(p.Names) == 0 {
 		return nil, nil
@@ -118,7 +120,7 @@ func (s *Store) HealthBlocked(ctx context.Context, p health.StoreBlockedParams) 
 			WHERE name = ANY($1::text[]) AND consecutive_fails > 0`, p.Names)
 	case health.Available:
 		rows, err = s.pool.Query(ctx, `SELECT name FROM health_hosts
-			WHERE name = ANY($1::text[]) AND backoff_until > $2`, p.Names, p.Now)
+			WHERE name = ANY($1::text[]) AND consecutive_fails > 0 AND backoff_until > $2`, p.Names, p.Now)
 	default:
 		return nil, fmt.Errorf("postgres: health filter with view %q", p.View)
 	}

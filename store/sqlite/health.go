@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/hostguard/hostguard/health"
 )
@@ -81,7 +84,11 @@ func (s *Store) HealthTouch(ctx context.Context, p health.StoreTouchParams) (hea
 	default:
 		return health.Record{}, fmt.Errorf("sqlite: health touch with unknown outcome %v", p.Outcome)
 	}
-	rec, err := scanHealth(s.w.QueryRowContext(ctx, q, args...))
+	stmt, err := s.healthStmt(ctx, s.w, q)
+	if err != nil {
+		return health.Record{}, fmt.Errorf("sqlite: health touch: %w", err)
+	}
+	rec, err := scanHealth(stmt.QueryRowContext(ctx, args...))
 	if err != nil {
 		return health.Record{}, fmt.Errorf("sqlite: health touch: %w", err)
 	}
@@ -90,7 +97,11 @@ func (s *Store) HealthTouch(ctx context.Context, p health.StoreTouchParams) (hea
 
 // HealthGet returns the record of name (see health.Store).
 func (s *Store) HealthGet(ctx context.Context, name string) (health.Record, bool, error) {
-	rec, err := scanHealth(s.r.QueryRowContext(ctx, `SELECT `+healthColumns+` FROM health_hosts WHERE name = ?`, name))
+	stmt, err := s.healthStmt(ctx, s.r, `SELECT `+healthColumns+` FROM health_hosts WHERE name = ?`)
+	if err != nil {
+		return health.Record{}, false, fmt.Errorf("sqlite: health get: %w", err)
+	}
+	rec, err := scanHealth(stmt.QueryRowContext(ctx, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return health.Record{}, false, nil
 	}
@@ -101,8 +112,12 @@ func (s *Store) HealthGet(ctx context.Context, name string) (health.Record, bool
 }
 
 // HealthBlocked returns the names of p.Names that p.View excludes, in one
-// query: the names travel as one JSON array, so the statement text is the
-// same for any list length.
+// query: the names travel as one JSON array, so the statement text (and its
+// prepared form) is the same for any list length. Each name is looked up in
+// the small partial index of failing names rather than in the table: most
+// names are healthy, and the index holds every column both views need. The
+// names are distinct (health.Store promises it), so the join needs no
+// DISTINCT.
 func (s *Store) HealthBlocked(ctx context.Context, p health.StoreBlockedParams) ([]string, error) {
 	if len(p.Names) == 0 {
 		return nil, nil
@@ -111,14 +126,22 @@ func (s *Store) HealthBlocked(ctx context.Context, p health.StoreBlockedParams) 
 	args := []any{jsonStrings(p.Names)}
 	switch p.View {
 	case health.Healthy:
-		q = `SELECT name FROM health_hosts WHERE name IN (SELECT value FROM json_each(?1)) AND consecutive_fails > 0`
+		q = `SELECT h.name FROM json_each(?1) AS j
+			CROSS JOIN health_hosts AS h INDEXED BY health_hosts_failing ON h.name = j.value
+			WHERE h.consecutive_fails > 0`
 	case health.Available:
-		q = `SELECT name FROM health_hosts WHERE name IN (SELECT value FROM json_each(?1)) AND backoff_until > ?2`
+		q = `SELECT h.name FROM json_each(?1) AS j
+			CROSS JOIN health_hosts AS h INDEXED BY health_hosts_failing ON h.name = j.value
+			WHERE h.consecutive_fails > 0 AND h.backoff_until > ?2`
 		args = append(args, micros(p.Now))
 	default:
 		return nil, fmt.Errorf("sqlite: health filter with view %q", p.View)
 	}
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	stmt, err := s.healthStmt(ctx, s.r, q)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: health filter: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: health filter: %w", err)
 	}
@@ -204,9 +227,48 @@ func (s *Store) HealthDelete(ctx context.Context, name string) (bool, error) {
 	return n > 0, err
 }
 
-type rowScanner interface{ Scan(dest ...any) error }
+// The driver parses every one-shot statement anew, and for the short
+// health statements parsing is about half the cost of a call. So the hot
+// statements are prepared once per Store and connection (database/sql
+// re-prepares a Stmt on each pooled connection it runs on).
+//
+// The prepared statements hang off the Store without a field in it: they
+// are kept in healthStmtCache under a weak pointer to the Store, and a
+// cleanup drops the entry when the Store is garbage. Closing the Store
+// closes the connections and with them the statements.
+var healthStmtCache sync.Map // weak.Pointer[Store] -> *healthStmts
 
-func scanHealth(row rowScanner) (health.Record, error) {
+type healthStmts struct {
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // by query text; each text runs on one pool only
+}
+
+// healthStmt returns query prepared on db (s.w or s.r).
+func (s *Store) healthStmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	key := weak.Make(s)
+	v, ok := healthStmtCache.Load(key)
+	if !ok {
+		var loaded bool
+		v, loaded = healthStmtCache.LoadOrStore(key, &healthStmts{stmts: map[string]*sql.Stmt{}})
+		if !loaded {
+			runtime.AddCleanup(s, func(k weak.Pointer[Store]) { healthStmtCache.Delete(k) }, key)
+		}
+	}
+	hs := v.(*healthStmts)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if st, ok := hs.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	hs.stmts[query] = st
+	return st, nil
+}
+
+func scanHealth(row interface{ Scan(dest ...any) error }) (health.Record, error) {
 	var (
 		r                         health.Record
 		backoff, lastOK, lastFail int64

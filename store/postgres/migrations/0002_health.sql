@@ -2,7 +2,8 @@
 -- NULL times mean never / no backoff. Names sort in byte order (COLLATE "C")
 -- so that paging by name agrees with the SQLite store and ignores locale.
 -- Invariant: backoff_until is set only while consecutive_fails > 0, so the
--- partial index below serves both the unhealthy and the backoff lists.
+-- partial index below holds every name either view can exclude, with what
+-- both need: filters and the unhealthy and backoff lists can read only it.
 CREATE TABLE IF NOT EXISTS health_hosts (
 	name              text COLLATE "C" PRIMARY KEY,
 	display           text NOT NULL,
@@ -16,4 +17,4 @@ CREATE TABLE IF NOT EXISTS health_hosts (
 	updated_at        timestamptz NOT NULL
 );
 
-CREATE INDEX IF NOT EXISTS health_hosts_failing ON health_hosts (name) WHERE consecutive_fails > 0;
+CREATE INDEX IF NOT EXISTS health_hosts_failing ON health_hosts (name, backoff_until) WHERE consecutive_fails > 0;

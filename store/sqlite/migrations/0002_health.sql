@@ -1,7 +1,8 @@
 -- health: one durable backoff record per normalised host name.
 -- Times are unix microseconds (UTC); 0 means never / no backoff.
 -- Invariant: backoff_until > 0 only while consecutive_fails > 0, so the
--- partial index below serves both the unhealthy and the backoff lists.
+-- partial index below holds every name either view can exclude, with what
+-- both need: filters and the unhealthy and backoff lists read only it.
 CREATE TABLE health_hosts (
 	name              TEXT PRIMARY KEY,
 	display           TEXT NOT NULL,
@@ -15,4 +16,4 @@ CREATE TABLE health_hosts (
 	updated_at        INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-CREATE INDEX health_hosts_failing ON health_hosts (name) WHERE consecutive_fails > 0;
+CREATE INDEX health_hosts_failing ON health_hosts (name, backoff_until) WHERE consecutive_fails > 0;
