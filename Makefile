@@ -17,6 +17,7 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	bench/run.sh
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/hostguard ./cmd/hostguard

@@ -24,7 +24,7 @@ func fileTarget(name string) target {
 }
 
 func BenchmarkBurnDown(b *testing.B) {
-	opts := queue.CycleOptions{N: 2_000, RiverWorkers: 200, Limit: time.Minute}
+	opts := queue.CycleOptions{N: 1_000, RiverWorkers: 100, Limit: time.Minute}
 	for _, c := range []struct {
 		name   string
 		run    func(context.Context, string, queue.CycleOptions) (queue.Cycle, error)
@@ -56,7 +56,7 @@ func BenchmarkBurnDown(b *testing.B) {
 }
 
 func BenchmarkBacklog(b *testing.B) {
-	opts := queue.DormantOptions{Backlog: 20_000, Trickle: 100, Every: time.Millisecond, Poll: time.Millisecond, Burst: 1_000, Limit: time.Minute}
+	opts := queue.DormantOptions{Backlog: 5_000, Trickle: 50, Every: time.Millisecond, Poll: time.Millisecond, Burst: 500, Limit: time.Minute}
 	for _, c := range []struct {
 		name   string
 		run    func(context.Context, string, queue.DormantOptions) (queue.Dormant, error)
