@@ -10,6 +10,7 @@ import (
 // DefaultSchedule is the backoff ladder used when Config.Schedule is empty:
 // the first counted failure in a row backs off 5 s, the second 10 s, then
 // 20 s, 30 s, 60 s, 300 s, and the seventh and every later one 3600 s.
+// New copies it; changing it later affects only Trackers made afterwards.
 var DefaultSchedule = []time.Duration{
 	5 * time.Second,
 	10 * time.Second,

@@ -120,7 +120,9 @@ func (t *Tracker) noteSuccess(now time.Time) {
 			break
 		}
 	}
-	t.ignoring.Store(false)
+	if t.ignoring.Load() { // a plain load keeps the common case free of writes to shared memory
+		t.ignoring.Store(false)
+	}
 }
 
 // outage reports whether a failure at now should be ignored, and logs the

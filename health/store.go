@@ -117,7 +117,9 @@ type Record struct {
 	// zero after a success.
 	BackoffUntil time.Time `json:"backoff_until,omitzero"`
 	// LastSuccess and LastFailure are the latest outcome times reported.
-	// LastFailure includes failures outage protection ignored.
+	// They never move back: a report older than the stored time (from a
+	// node whose clock lags) leaves it. LastFailure includes failures that
+	// outage protection ignored.
 	LastSuccess time.Time `json:"last_success,omitzero"`
 	LastFailure time.Time `json:"last_failure,omitzero"`
 	// Successes and Failures are lifetime totals. Failures includes the
