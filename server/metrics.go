@@ -25,6 +25,8 @@ type metrics struct {
 	tickets     prometheus.GaugeFunc
 	expired     prometheus.Counter
 	upstream    *prometheus.CounterVec
+	admissions  *prometheus.CounterVec
+	settlements prometheus.Counter
 }
 
 func newMetrics(s *Server) *metrics {
@@ -54,6 +56,15 @@ func newMetrics(s *Server) *metrics {
 		Namespace: "hostguard", Subsystem: "upstream", Name: "requests_total",
 		Help: "Fetch and proxy requests by where they came in and how they ended (answered, fast_fail, policy, or a failure class).",
 	}, []string{"via", "result"})
+	m.admissions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "budget", Name: "admissions_total",
+		Help: "Budget admissions by kind of work and result (granted, exhausted, paced, paused, disabled, unknown_source, error).",
+	}, []string{"kind", "result"})
+	m.settlements = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "budget", Name: "settlements_total",
+		Help: "Byte reservations settled through the API.",
+	})
+	m.reg.MustRegister(m.admissions, m.settlements)
 	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.tickets, m.expired, m.upstream,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -86,6 +87,10 @@ type Config struct {
 	// Retry serves /v1/items. nil (the zero value) makes those routes
 	// answer 501.
 	Retry *retry.Scheduler
+
+	// Budget serves /v1/budget. nil (the zero value) makes those routes
+	// answer 501.
+	Budget *budget.Budget
 
 	// Logger receives startup, shutdown and guard transition lines, never a
 	// line per request. nil means slog.Default().
@@ -283,6 +288,10 @@ func (s *Server) routes() http.Handler {
 	handle("GET /v1/items/stats", true, s.itemsStats)
 	handle("GET /v1/items/{id}", true, s.itemGet)
 	handle("POST /v1/items/{id}/{op}", true, s.itemOp)
+
+	handle("POST /v1/budget/admit", true, s.budgetAdmit)
+	handle("POST /v1/budget/grants/{id}/settle", true, s.budgetSettle)
+	handle("GET /v1/budget", true, s.budgetReport)
 
 	// Anything else gets a JSON 404 or 405 rather than the mux's text
 	// answer, so clients can always parse an error. It is timed under one

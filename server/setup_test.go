@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -91,7 +92,15 @@ func setup(t *testing.T, opts ...func(*Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bud, err := budget.New(st, budget.Config{Now: clock.Now, Sources: []budget.Source{
+		{Name: "indexer", OwnerDailyLimit: budget.Int(100)}, // 10 a day under the normal share, 3 s apart
+		{Name: "unpaced", OwnerDailyLimit: budget.Int(100), Pace: budget.NoPace},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{
+		Budget:          bud,
 		AllowPrivate:    true,
 		Guard:           guard.Config{Now: clock.Now, Disabled: func() bool { return false }},
 		HeaderTimeout:   300 * time.Millisecond,

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -24,6 +25,8 @@ type statusReport struct {
 	Guard guardSummary `json:"guard"`
 	Hosts *hostSummary `json:"hosts,omitempty"`
 	Items *retry.Stats `json:"items,omitempty"`
+	// Budget is today's usage against the allowances.
+	Budget *budget.Report `json:"budget,omitempty"`
 	// Problems names the parts that could not be read (a store error);
 	// the rest of the report is still good.
 	Problems []string `json:"problems,omitempty"`
@@ -87,6 +90,15 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 			rep.Problems = append(rep.Problems, "the retry queue could not be read")
 		} else {
 			rep.Items = &st
+		}
+	}
+	if b := s.cfg.Budget; b != nil {
+		br, err := b.Report(ctx)
+		if err != nil {
+			s.log.Error("server: reading the budget for the status report failed", "err", err)
+			rep.Problems = append(rep.Problems, "the budget could not be read")
+		} else {
+			rep.Budget = &br
 		}
 	}
 	return rep

@@ -44,7 +44,7 @@ func buildBinary(t *testing.T) string {
 func start(t *testing.T, bin, db string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
-		"--db", db, "--log-format", "json", "--allow-private", "--header-timeout", "500ms", "--idle-timeout", "500ms")
+		"--db", db, "--log-format", "json", "--allow-private", "--budget-source", "idx:100", "--header-timeout", "500ms", "--idle-timeout", "500ms")
 	cmd.Env = append(os.Environ(), "HOSTGUARD_TOKEN=", "HOSTGUARD_DISABLE_GUARD=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -203,6 +203,16 @@ func TestEndToEnd(t *testing.T) {
 	d.call(t, "GET", "/v1/items/"+l[0].ID, nil, 200, nil)
 	d.call(t, "GET", "/v1/items/stats", nil, 200, nil)
 
+	// Budget.
+	var grant struct {
+		ID string `json:"id"`
+	}
+	d.call(t, "POST", "/v1/budget/admit", map[string]any{"source": "idx", "kind": "head_poll"}, 200, nil)
+	d.call(t, "POST", "/v1/budget/admit", map[string]any{"source": "idx", "kind": "head_poll"}, 429, nil)
+	d.call(t, "POST", "/v1/budget/admit", map[string]any{"kind": "bytes", "cost": 4096}, 200, &grant)
+	d.call(t, "POST", "/v1/budget/grants/"+grant.ID+"/settle", map[string]any{"actual": 1024}, 200, nil)
+	d.call(t, "GET", "/v1/budget", nil, 200, nil)
+
 	// Snapshot every record, kill -9, restart on the same file, compare.
 	snapshot := func(d *daemonProc) map[string]any {
 		s := map[string]any{}
@@ -226,6 +236,10 @@ func TestEndToEnd(t *testing.T) {
 		d.call(t, "GET", "/v1/items/stats", nil, 200, &st)
 		s["stats total"] = st["total"]
 		s["stats by_state"] = st["by_state"]
+		var bud map[string]any
+		d.call(t, "GET", "/v1/budget", nil, 200, &bud)
+		s["budget total"] = bud["total"]
+		s["budget kinds"] = bud["kinds"]
 		return s
 	}
 	before := snapshot(d)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
@@ -32,7 +33,11 @@ func daemon(t *testing.T, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Token: token, Logger: log, AllowPrivate: true,
+	bud, err := budget.New(st, budget.Config{Sources: []budget.Source{{Name: "idx", OwnerDailyLimit: budget.Int(20)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Token: token, Logger: log, AllowPrivate: true, Budget: bud,
 		Health: health.New(st, health.Config{Logger: log}), Retry: sched})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +128,22 @@ func TestCLIAgainstADaemon(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+
+	// Budget: the source allows 2 a day, 3 s apart.
+	out = mustRun(t, append([]string{"budget", "admit", "--kind", "head_poll", "--source", "idx"}, a...)...)
+	if !strings.Contains(out, `"kind":"head_poll"`) {
+		t.Fatalf("budget admit: %q", out)
+	}
+	code, _, errs = run(append([]string{"budget", "admit", "--kind", "head_poll", "--source", "idx"}, a...)...)
+	if code != ExitRefused || !strings.Contains(errs, "retry after") {
+		t.Fatalf("paced admission: exit %d, %q", code, errs)
+	}
+	grant := strings.TrimSpace(mustRun(t, append([]string{"budget", "admit", "--kind", "bytes", "--cost", "1000"}, a...)...))
+	mustRun(t, append([]string{"budget", "settle", grant, "--actual", "10"}, a...)...)
+	out = mustRun(t, append([]string{"budget"}, a...)...)
+	if !strings.Contains(out, "idx") || !strings.Contains(out, "bytes") {
+		t.Fatalf("budget report: %q", out)
 	}
 
 	// Wrong token: refused. No daemon: an error. Bad flags: usage.

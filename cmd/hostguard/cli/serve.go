@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard"
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -42,6 +43,32 @@ type serveOptions struct {
 	guardWindow, guardOpenFor      time.Duration
 	headerTimeout, idleTimeout     time.Duration
 	ticketLease, shutdownTimeout   time.Duration
+	budgetSources                  []budget.Source
+}
+
+// parseBudgetSource reads NAME[:DAILY_LIMIT[:SHARE]], e.g.
+// "indexer.example:1000:gentle".
+func parseBudgetSource(v string) (budget.Source, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) > 3 || strings.TrimSpace(parts[0]) == "" {
+		return budget.Source{}, fmt.Errorf("budget source %q: want NAME[:DAILY_LIMIT[:SHARE]]", v)
+	}
+	src := budget.Source{Name: strings.TrimSpace(parts[0])}
+	if len(parts) > 1 && parts[1] != "" {
+		n, err := strconv.ParseInt(parts[1], 10, 64)
+		if err != nil || n < 0 {
+			return budget.Source{}, fmt.Errorf("budget source %q: daily limit %q is not a whole number", v, parts[1])
+		}
+		src.OwnerDailyLimit = budget.Int(n)
+	}
+	if len(parts) > 2 {
+		sh, err := budget.ParseShare(parts[2])
+		if err != nil {
+			return budget.Source{}, fmt.Errorf("budget source %q: share %q: want gentle, normal or unlimited", v, parts[2])
+		}
+		src.Share = sh
+	}
+	return src, nil
 }
 
 // envDefaults reads HOSTGUARD_* variables into flag defaults. A variable
@@ -126,6 +153,28 @@ func serveFlagSet(o *serveOptions, env *envDefaults, stderr io.Writer) *flag.Fla
 		"how long a ticket from /v1/guard/acquire may stay unreported before it is released as inconclusive (env HOSTGUARD_TICKET_LEASE)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", env.duration("HOSTGUARD_SHUTDOWN_TIMEOUT", server.DefaultShutdownTimeout),
 		"on SIGINT or SIGTERM, how long in-flight requests and tunnels may finish before they are cut (env HOSTGUARD_SHUTDOWN_TIMEOUT)")
+	if v := env.str("HOSTGUARD_BUDGET_SOURCES", ""); v != "" {
+		for _, one := range strings.Split(v, ",") {
+			src, err := parseBudgetSource(strings.TrimSpace(one))
+			if err != nil {
+				env.errs = append(env.errs, "HOSTGUARD_BUDGET_SOURCES: "+err.Error())
+				continue
+			}
+			o.budgetSources = append(o.budgetSources, src)
+		}
+	}
+	fromEnv := true
+	fs.Func("budget-source", "a source whose background requests the budget admits, as `NAME[:DAILY_LIMIT[:SHARE]]` (share gentle, normal or unlimited); repeatable (env HOSTGUARD_BUDGET_SOURCES, comma-separated)", func(v string) error {
+		if fromEnv { // the command line replaces the environment's list
+			o.budgetSources, fromEnv = nil, false
+		}
+		src, err := parseBudgetSource(v)
+		if err != nil {
+			return err
+		}
+		o.budgetSources = append(o.budgetSources, src)
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: hostguard serve [flags]
 
@@ -133,6 +182,9 @@ Runs the daemon. With no flags it serves the API on 127.0.0.1:7411 and the
 forward proxy on 127.0.0.1:7412, and keeps its state in an SQLite file in
 the user's state directory. Every flag can also be set by the environment
 variable named with it; a flag given on the command line wins.
+
+Budget sources are configured here (or by HOSTGUARD_BUDGET_SOURCES) and
+live in memory; nodes sharing a store should be given the same list.
 
 Routes: GET /healthz, GET /metrics, GET / (status page), and the JSON API
 under /v1 (docs/api.md). Point HTTP_PROXY and HTTPS_PROXY at the proxy to
@@ -255,7 +307,12 @@ func runDaemon(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	bud, err := budget.New(st, budget.Config{Sources: o.budgetSources})
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{
+		Budget:       bud,
 		Token:        o.token,
 		AllowPrivate: o.allowPrivate,
 		Guard: guard.Config{

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -142,5 +143,34 @@ func TestServeRunsAndStopsOnCancel(t *testing.T) {
 	out = mustRun(t, "migrate", "--db", db)
 	if !strings.HasPrefix(out, "schema version ") {
 		t.Fatalf("migrate: %q", out)
+	}
+}
+
+func TestParseBudgetSource(t *testing.T) {
+	for in, want := range map[string]string{
+		"idx":              "idx <nil> normal",
+		"idx.example:1000": "idx.example 1000 normal",
+		"idx:500:gentle":   "idx 500 gentle",
+		"a:0:unlimited":    "a 0 unlimited",
+	} {
+		src, err := parseBudgetSource(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		limit := "<nil>"
+		if src.OwnerDailyLimit != nil {
+			limit = fmt.Sprint(*src.OwnerDailyLimit)
+		}
+		if got := src.Name + " " + limit + " " + src.Share.String(); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+	for _, bad := range []string{"", ":5", "a:b", "a:-1", "a:1:greedy", "a:1:gentle:x"} {
+		if _, err := parseBudgetSource(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if code, _, errs := run("serve", "--budget-source", "x:lots"); code != ExitUsage || !strings.Contains(errs, "daily limit") {
+		t.Errorf("serve with a bad --budget-source: exit %d, %q", code, errs)
 	}
 }
