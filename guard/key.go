@@ -37,8 +37,11 @@ func Key(rawURL string) (string, error) {
 		return "", badURL("no host (want scheme://host[:port])")
 	}
 	auth := rest[2:]
-	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
-		auth = auth[:i]
+	for i := 0; i < len(auth); i++ {
+		if c := auth[i]; c == '/' || c == '?' || c == '#' {
+			auth = auth[:i]
+			break
+		}
 	}
 	hostport, hadUserinfo := auth, false
 	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
@@ -156,6 +159,34 @@ func defaultPort(scheme string) int {
 	return -1
 }
 
+// Classes of bytes in a host name, for checkRegName.
+const (
+	hostBad     = iota // not allowed
+	hostOK             // allowed and already in key form
+	hostRewrite        // allowed, but the key writes it differently (upper case, non-ASCII)
+	hostEscape         // '%', the start of an escape
+)
+
+// hostBytes classifies every byte: letters, digits and the characters
+// net/url accepts in a host name besides them.
+var hostBytes = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = hostOK
+		t[c-'a'+'A'] = hostRewrite
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = hostOK
+	}
+	for _, c := range []byte("-._~!$&'()*+,;=") {
+		t[c] = hostOK
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = hostRewrite
+	}
+	t['%'] = hostEscape
+	return t
+}()
+
 // checkRegName validates a host name byte by byte, accepting what net/url
 // accepts in a host except percent escapes of ASCII (which it rejects
 // anyway, %25 aside, and which cannot be dialled). It reports whether the
@@ -164,11 +195,11 @@ func checkRegName(host string) (canonical bool, err error) {
 	canonical = true
 	for i := 0; i < len(host); i++ {
 		c := host[i]
-		switch {
-		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-		case 'A' <= c && c <= 'Z' || c >= 0x80:
+		switch hostBytes[c] {
+		case hostOK:
+		case hostRewrite:
 			canonical = false
-		case c == '%':
+		case hostEscape:
 			if i+2 >= len(host) || unhex(host[i+1]) < 0 || unhex(host[i+2]) < 0 {
 				return false, badURL("malformed percent escape in host")
 			}
@@ -177,7 +208,6 @@ func checkRegName(host string) (canonical bool, err error) {
 			}
 			canonical = false
 			i += 2
-		case strings.IndexByte("-._~!$&'()*+,;=", c) >= 0:
 		default:
 			return false, badURL("invalid character %q in host", c)
 		}
@@ -236,7 +266,8 @@ func ipv6Key(raw, scheme, host, port string, p int, dropPort, hadUserinfo, portC
 	}
 	name := "[" + string(form)
 	if zone != "" {
-		name += "%25" + strings.ToLower(zone)
+		// Interface names are case-sensitive: the zone keeps its case.
+		name += "%25" + zone
 	}
 	return join(scheme, name+"]", p, dropPort), nil
 }

@@ -39,6 +39,7 @@ func TestKey(t *testing.T) {
 		{"http://[2001:DB8::1]", "http://[2001:db8::1]"},
 		{"http://[2001:db8:0:0:0:0:0:1]:443", "http://[2001:db8::1]:443"},
 		{"http://[fe80::1%25en0]:8080/", "http://[fe80::1%25en0]:8080"},
+		{"http://[FE80::1%25En0]/", "http://[fe80::1%25En0]"},
 		{"http://[::ffff:1.2.3.4]", "http://[::ffff:1.2.3.4]"},
 		{"ws://example.com:80", "ws://example.com:80"},
 		{"git+ssh://Example.com:22", "git+ssh://example.com:22"},
@@ -170,7 +171,7 @@ func urlOrigin(u *url.URL) (string, bool) {
 		if err != nil || n <= 0 || n > 65535 {
 			return "", false
 		}
-		if !(n == 80 && key[:5] == "http:") && !(n == 443 && key[:6] == "https:") {
+		if !(n == 80 && strings.HasPrefix(key, "http:")) && !(n == 443 && strings.HasPrefix(key, "https:")) {
 			key += ":" + strconv.Itoa(n)
 		}
 	}
