@@ -183,5 +183,30 @@ func (s *Server) budgetReport(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, "reading the budget", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	writeJSON(w, http.StatusOK, newBudgetView(rep))
+}
+
+// budgetView is budget.Report as the API shows it: durations in seconds,
+// like every other duration of the API, rather than Go's nanoseconds.
+type budgetView struct {
+	budget.Report
+	Sources []sourceView `json:"sources"`
+}
+
+type sourceView struct {
+	budget.SourceReport
+	// These hide the nanosecond fields of the same JSON names.
+	HidePollInterval    *int    `json:"poll_interval,omitempty"`
+	HidePace            *int    `json:"pace,omitempty"`
+	PollIntervalSeconds float64 `json:"poll_interval_seconds"`
+	PaceSeconds         float64 `json:"pace_seconds"`
+}
+
+func newBudgetView(r budget.Report) *budgetView {
+	v := &budgetView{Report: r, Sources: make([]sourceView, 0, len(r.Sources))}
+	for _, s := range r.Sources {
+		v.Sources = append(v.Sources, sourceView{SourceReport: s,
+			PollIntervalSeconds: s.PollInterval.Seconds(), PaceSeconds: s.Pace.Seconds()})
+	}
+	return v
 }

@@ -50,7 +50,11 @@ func TestBudgetAdmitPacesAndExhausts(t *testing.T) {
 			Remaining int64  `json:"remaining"`
 		} `json:"sources"`
 	}
-	decodeInto(t, f.do("GET", "/v1/budget", nil), &rep)
+	b := f.do("GET", "/v1/budget", nil)
+	if !strings.Contains(string(b.body), `"pace_seconds":3`) || strings.Contains(string(b.body), `"pace":`) {
+		t.Fatalf("durations in the budget report are not in seconds: %s", b.body)
+	}
+	decodeInto(t, b, &rep)
 	got := map[string]int64{}
 	for _, s := range rep.Sources {
 		got[s.Name] = s.Used

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -26,7 +25,7 @@ type statusReport struct {
 	Hosts *hostSummary `json:"hosts,omitempty"`
 	Items *retry.Stats `json:"items,omitempty"`
 	// Budget is today's usage against the allowances.
-	Budget *budget.Report `json:"budget,omitempty"`
+	Budget *budgetView `json:"budget,omitempty"`
 	// Problems names the parts that could not be read (a store error);
 	// the rest of the report is still good.
 	Problems []string `json:"problems,omitempty"`
@@ -98,7 +97,7 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 			s.log.Error("server: reading the budget for the status report failed", "err", err)
 			rep.Problems = append(rep.Problems, "the budget could not be read")
 		} else {
-			rep.Budget = &br
+			rep.Budget = newBudgetView(br)
 		}
 	}
 	return rep
