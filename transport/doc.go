@@ -7,11 +7,17 @@
 // origin. A redirect proves the redirecting host answered, and a failure on a
 // later hop is charged to the later hop's host alone.
 //
-// Two timers bound silence, never total time. HeaderTimeout limits the wait
+// Two limits bound silence, never total time. HeaderTimeout limits the wait
 // for response headers; when it expires the host counts as not answering.
 // IdleTimeout limits how long a body read may wait for the next byte; a body
 // that keeps arriving is never cut however long it takes, and a stalled body
 // is cut with a timeout error but not held against the host, which did answer.
+//
+// A request its caller cancels says nothing about the host: it never counts,
+// and its ticket (possibly the endpoint's one half-open trial) is released
+// only once the base transport has returned. Requests whose context comes
+// from Exempt are never refused and never count failures, for probes that
+// expect most attempts to fail.
 //
 // When the guard holds an endpoint open, RoundTrip fails fast with an error
 // wrapping *guard.OpenError and does no network work at all. Recognise it

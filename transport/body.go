@@ -9,7 +9,7 @@ import (
 // body is a response body whose reads are watched by the idle timer.
 //
 // The timer runs only while a Read waits: a caller that pauses between reads
-// has not seen the host stall. It is the hop's header timer reused, whose
+// has not seen the host stall. It is the header timer reused, whose
 // function cancels the request's context; that cancellation is what stops a
 // waiting read in a base that honours it, as http.Transport does. Its
 // function being cancel itself, not a closure, saves an allocation per
