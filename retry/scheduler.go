@@ -63,8 +63,8 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 		if err := checkID(it.ID); err != nil {
 			return AddResult{}, invalidf("item %d: %v", i, strings.TrimPrefix(err.Error(), "retry: "))
 		}
-		if err := checkPriority("item "+quoteID(it.ID)+": priority", it.Priority); err != nil {
-			return AddResult{}, err
+		if it.Priority > MaxPriority || it.Priority < -MaxPriority {
+			return AddResult{}, checkPriority("item "+quoteID(it.ID)+": priority", it.Priority)
 		}
 		if err := checkPayload(it.ID, it.Payload); err != nil {
 			return AddResult{}, err

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/hostguard/hostguard/retry"
 )
@@ -16,25 +19,89 @@ import (
 // Compile-time proof that the store serves the retry scheduler.
 var _ retry.Store = (*Store)(nil)
 
+// The retry paths run a handful of statements many thousand times a
+// second, and the driver prepares a statement on every call unless it is
+// kept: preparing was a quarter of a small claim's cost. retryStatements
+// keeps them per Store. The cache is keyed by a weak pointer so that it
+// never keeps a Store alive; a cleanup closes the statements once the Store
+// is garbage.
+var retryStatements sync.Map // weak.Pointer[Store] -> *retryStmts
+
+type retryStmts struct {
+	mu sync.Mutex
+	w  map[string]*sql.Stmt // on the writer
+	r  map[string]*sql.Stmt // on the reader pool
+}
+
+// stmt returns the cached statement for query, preparing it on db first.
+// It must not be called while this goroutine holds the writer (inside
+// s.tx): preparing on the writer would wait for its only connection.
+func (s *Store) stmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	key := weak.Make(s)
+	v, ok := retryStatements.Load(key)
+	if !ok {
+		var loaded bool
+		v, loaded = retryStatements.LoadOrStore(key, &retryStmts{w: map[string]*sql.Stmt{}, r: map[string]*sql.Stmt{}})
+		if !loaded {
+			runtime.AddCleanup(s, func(k weak.Pointer[Store]) {
+				if v, ok := retryStatements.LoadAndDelete(k); ok {
+					v.(*retryStmts).close()
+				}
+			}, key)
+		}
+	}
+	c := v.(*retryStmts)
+	m := c.r
+	if db == s.w {
+		m = c.w
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := m[query]; st != nil {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	m[query] = st
+	return st, nil
+}
+
+// stmts prepares (or finds) every query on the writer before a transaction.
+func (s *Store) stmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
+	out := make([]*sql.Stmt, len(queries))
+	for i, q := range queries {
+		st, err := s.stmt(ctx, s.w, q)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+func (c *retryStmts) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range []map[string]*sql.Stmt{c.w, c.r} {
+		for _, st := range m {
+			st.Close()
+		}
+	}
+}
+
 // RetryAdd implements retry.Store.
 func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult, error) {
 	var res retry.AddResult
 	now := micros(q.Now)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	st, err := s.stmts(ctx, retryInsertSQL, retryRaiseSQL)
+	if err != nil {
+		return retry.AddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		res = retry.AddResult{}
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO retry_items
-			(id, priority, state, ready, next_at, created_at, updated_at, payload)
-			VALUES (?, ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		raise, err := tx.PrepareContext(ctx, `UPDATE retry_items SET priority = ?, updated_at = ?
-			WHERE id = ? AND priority < ?`)
-		if err != nil {
-			return err
-		}
-		defer raise.Close()
+		ins, raise := tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1])
 		for _, it := range q.Items {
 			at := micros(it.NotBefore)
 			r, err := ins.ExecContext(ctx, it.ID, it.Priority, retryFlag(at <= now), at, now, now, retryBlob(it.Payload))
@@ -60,6 +127,36 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult
 	return res, nil
 }
 
+const (
+	retryInsertSQL = `INSERT INTO retry_items
+		(id, priority, state, ready, next_at, created_at, updated_at, payload)
+		VALUES (?, ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	retryRaiseSQL = `UPDATE retry_items SET priority = ?, updated_at = ? WHERE id = ? AND priority < ?`
+	// retryDueSQL reads the oldest items waiting for a time that has come.
+	retryDueSQL = `SELECT rid, id, state, expiries FROM retry_items
+		WHERE ready = 0 AND next_at IS NOT NULL AND next_at <= ?
+		ORDER BY next_at LIMIT ?`
+	retryPromoteSQL = `UPDATE retry_items SET ready = 1,
+			expiries = CASE state WHEN 2 THEN expiries + 1 ELSE expiries END,
+			worker = CASE state WHEN 2 THEN NULL ELSE worker END,
+			state = CASE state WHEN 2 THEN 1 ELSE state END,
+			updated_at = ?
+		WHERE rid IN (SELECT value FROM json_each(?))`
+	// retryCandidatesSQL reads the best ready items of one state, through
+	// the claim index.
+	retryCandidatesSQL = `SELECT rid, priority, next_at FROM retry_items
+		WHERE ready = 1 AND state = ? AND next_at <= ?
+		ORDER BY priority DESC, next_at LIMIT ?`
+	retrySeqSQL = `UPDATE retry_lease_seq SET gen = gen + ? WHERE one = 0 RETURNING gen`
+	// retryLeaseSQL leases the picked rows, given as a JSON array of rids;
+	// each gets generation base+1, base+2, ... in the array's order.
+	retryLeaseSQL = `UPDATE retry_items SET state = 2, ready = 0, next_at = ?1,
+			attempts = attempts + 1, lease_gen = ?2 + p.key + 1, worker = ?3, updated_at = ?4
+		FROM (SELECT key, value FROM json_each(?5)) AS p
+		WHERE retry_items.rid = p.value
+		RETURNING rid, id, attempts, fails, priority, coalesce(last_class, ''), payload, lease_gen`
+)
+
 type retryCandidate struct {
 	rid      int64
 	priority int
@@ -67,32 +164,35 @@ type retryCandidate struct {
 	state    retry.State
 }
 
-// RetryClaim implements retry.Store.
+// RetryClaim implements retry.Store in one write transaction.
 func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.ClaimResult, error) {
 	var res retry.ClaimResult
 	now := micros(q.Now)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	st, err := s.stmts(ctx, retryDueSQL, retryPromoteSQL, retryCandidatesSQL, retrySeqSQL, retryLeaseSQL)
+	if err != nil {
+		return retry.ClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		res = retry.ClaimResult{}
-		expired, err := retryPromote(ctx, tx, now, q.PromoteLimit, q.MaxExpiries)
+		expired, err := retryPromote(ctx, tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1]), now, q.PromoteLimit, q.MaxExpiries)
 		if err != nil {
 			return err
 		}
 		res.Expired = expired
 		var lanes [2][]retryCandidate
-		for _, st := range []retry.State{retry.Pending, retry.Scheduled} {
-			rows, err := tx.QueryContext(ctx, `SELECT rid, priority, next_at FROM retry_items
-				WHERE ready = 1 AND state = ? AND next_at <= ?
-				ORDER BY priority DESC, next_at LIMIT ?`, st, now, q.N)
+		cand := tx.StmtContext(ctx, st[2])
+		for _, state := range []retry.State{retry.Pending, retry.Scheduled} {
+			rows, err := cand.QueryContext(ctx, state, now, q.N)
 			if err != nil {
 				return err
 			}
 			for rows.Next() {
-				c := retryCandidate{state: st}
+				c := retryCandidate{state: state}
 				if err := rows.Scan(&c.rid, &c.priority, &c.nextAt); err != nil {
 					rows.Close()
 					return err
 				}
-				lanes[st] = append(lanes[st], c)
+				lanes[state] = append(lanes[state], c)
 			}
 			if err := rows.Close(); err != nil {
 				return err
@@ -103,27 +203,40 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.Claim
 			return nil
 		}
 		var last int64
-		if err := tx.QueryRowContext(ctx, `UPDATE retry_lease_seq SET gen = gen + ? WHERE one = 0 RETURNING gen`,
-			len(picks)).Scan(&last); err != nil {
+		if err := tx.StmtContext(ctx, st[3]).QueryRowContext(ctx, len(picks)).Scan(&last); err != nil {
 			return err
 		}
-		gen := last - int64(len(picks))
 		until := q.Now.Add(q.Lease)
-		lease, err := tx.PrepareContext(ctx, `UPDATE retry_items SET state = 2, ready = 0, next_at = ?,
-			attempts = attempts + 1, lease_gen = ?, worker = ?, updated_at = ?
-			WHERE rid = ? RETURNING id, attempts, fails, priority, coalesce(last_class, ''), payload`)
+		rids := make([]int64, len(picks))
+		byRid := make(map[int64]int, len(picks))
+		for i, c := range picks {
+			rids[i] = c.rid
+			byRid[c.rid] = i
+		}
+		list, _ := json.Marshal(rids)
+		rows, err := tx.StmtContext(ctx, st[4]).QueryContext(ctx, micros(until), last-int64(len(picks)), retryText(q.Worker), now, string(list))
 		if err != nil {
 			return err
 		}
-		defer lease.Close()
-		for _, c := range picks {
-			gen++
-			g := retry.Grant{Gen: gen, Until: until, DueAt: fromMicros(c.nextAt), Was: c.state}
-			if err := lease.QueryRowContext(ctx, micros(until), gen, retryText(q.Worker), now, c.rid).Scan(
-				&g.ID, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload); err != nil {
+		res.Grants = make([]retry.Grant, len(picks))
+		n := 0
+		for rows.Next() {
+			var rid int64
+			g := retry.Grant{Until: until}
+			if err := rows.Scan(&rid, &g.ID, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &g.Gen); err != nil {
+				rows.Close()
 				return err
 			}
-			res.Grants = append(res.Grants, g)
+			i := byRid[rid]
+			g.DueAt, g.Was = fromMicros(picks[i].nextAt), picks[i].state
+			res.Grants[i] = g
+			n++
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if n != len(picks) {
+			return fmt.Errorf("leased %d of %d picked items", n, len(picks))
 		}
 		return nil
 	})
@@ -136,14 +249,12 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.Claim
 // retryPromote marks the oldest items whose time has come as ready (see
 // retry.ClaimQuery) and returns the ids of leases that ran out once too
 // often, which it leaves for the scheduler.
-func retryPromote(ctx context.Context, tx *sql.Tx, now int64, limit, maxExpiries int) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT rid, id, state, expiries FROM retry_items
-		WHERE ready = 0 AND next_at IS NOT NULL AND next_at <= ?
-		ORDER BY next_at LIMIT ?`, now, limit)
+func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit, maxExpiries int) ([]string, error) {
+	rows, err := due.QueryContext(ctx, now, limit)
 	if err != nil {
 		return nil, err
 	}
-	var promote []int64
+	var rids []int64
 	var expired []string
 	for rows.Next() {
 		var rid int64
@@ -158,21 +269,16 @@ func retryPromote(ctx context.Context, tx *sql.Tx, now int64, limit, maxExpiries
 			expired = append(expired, id)
 			continue
 		}
-		promote = append(promote, rid)
+		rids = append(rids, rid)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	if len(promote) == 0 {
+	if len(rids) == 0 {
 		return expired, nil
 	}
-	list, _ := json.Marshal(promote)
-	_, err = tx.ExecContext(ctx, `UPDATE retry_items SET ready = 1,
-			expiries = CASE state WHEN 2 THEN expiries + 1 ELSE expiries END,
-			worker = CASE state WHEN 2 THEN NULL ELSE worker END,
-			state = CASE state WHEN 2 THEN 1 ELSE state END,
-			updated_at = ?
-		WHERE rid IN (SELECT value FROM json_each(?))`, now, string(list))
+	list, _ := json.Marshal(rids)
+	_, err = promote.ExecContext(ctx, now, string(list))
 	return expired, err
 }
 
@@ -221,33 +327,44 @@ func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow) error {
 	return nil
 }
 
-// RetryUpdate implements retry.Store.
+const (
+	retryLoadSQL = `SELECT ` + retryRecordColumns + ` FROM retry_items
+		WHERE id IN (SELECT value FROM json_each(?))`
+	retryWriteSQL = `UPDATE retry_items SET priority = ?, state = ?, ready = ?, next_at = ?,
+		attempts = ?, fails = ?, expiries = ?, last_class = ?, history = ?, worker = ?,
+		lease_gen = ?, settled_gen = ?, settled_op = ?, updated_at = ? WHERE rid = ?`
+)
+
+// RetryUpdate implements retry.Store in one write transaction.
 func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, error) {
 	var errs []error
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	st, err := s.stmts(ctx, retryLoadSQL, retryWriteSQL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retry update: %w", err)
+	}
+	list, _ := json.Marshal(q.IDs)
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		errs = make([]error, len(q.IDs))
-		sel, err := tx.PrepareContext(ctx, `SELECT `+retryRecordColumns+` FROM retry_items WHERE id = ?`)
+		rows, err := tx.StmtContext(ctx, st[0]).QueryContext(ctx, string(list))
 		if err != nil {
 			return err
 		}
-		defer sel.Close()
 		loaded := make(map[string]*retryRow, len(q.IDs))
 		var order []*retryRow
-		for i, id := range q.IDs {
-			row, seen := loaded[id]
-			if !seen {
-				row = &retryRow{}
-				err := scanRetryRecord(sel.QueryRowContext(ctx, id), row)
-				if errors.Is(err, sql.ErrNoRows) {
-					row = nil
-				} else if err != nil {
-					return err
-				}
-				loaded[id] = row
-				if row != nil {
-					order = append(order, row)
-				}
+		for rows.Next() {
+			row := &retryRow{}
+			if err := scanRetryRecord(rows, row); err != nil {
+				rows.Close()
+				return err
 			}
+			loaded[row.rec.ID] = row
+			order = append(order, row)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for i, id := range q.IDs {
+			row := loaded[id]
 			if row == nil {
 				errs[i] = retry.ErrNotFound
 				continue
@@ -259,13 +376,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 			}
 			row.dirty = row.dirty || changed
 		}
-		up, err := tx.PrepareContext(ctx, `UPDATE retry_items SET priority = ?, state = ?, ready = ?, next_at = ?,
-			attempts = ?, fails = ?, expiries = ?, last_class = ?, history = ?, worker = ?,
-			lease_gen = ?, settled_gen = ?, settled_op = ?, updated_at = ? WHERE rid = ?`)
-		if err != nil {
-			return err
-		}
-		defer up.Close()
+		up := tx.StmtContext(ctx, st[1])
 		for _, row := range order {
 			if !row.dirty {
 				continue

@@ -751,3 +751,72 @@ func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
 	}
 	t.Logf("%s: %d grants, %d successes, %d overlaps", e.h.Engine, len(grants), len(succeeded), overlaps)
 }
+
+// RetryBench sets up a retry scheduler over st with n items waiting far in
+// the future (so that indexes have the size of a real backlog) and returns
+// it with a function that adds k more items due at once. Engines' benchmarks
+// use it so that both measure the same thing.
+func RetryBench(b *testing.B, st retry.Store, n int) (s *retry.Scheduler, addDue func(k int)) {
+	b.Helper()
+	s, err := retry.New(st, retry.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := ctx(b)
+	far := time.Now().Add(30 * 24 * time.Hour)
+	batch := make([]retry.NewItem, 0, retry.MaxAdd)
+	flush := func() {
+		if _, err := s.Add(c, batch...); err != nil {
+			b.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	for i := range n {
+		batch = append(batch, retry.NewItem{ID: fmt.Sprintf("far%037d", i), NotBefore: far.Add(time.Duration(i) * time.Second)})
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+	next := 0
+	addDue = func(k int) {
+		for range k {
+			batch = append(batch, retry.NewItem{ID: fmt.Sprintf("due%037d", next)})
+			next++
+			if len(batch) == cap(batch) {
+				flush()
+			}
+		}
+		if len(batch) > 0 {
+			flush()
+		}
+	}
+	return s, addDue
+}
+
+// BenchRetryCycle measures claim→settle cycles in claims of batch items;
+// b.N counts items.
+func BenchRetryCycle(b *testing.B, s *retry.Scheduler, addDue func(int), batch int, op retry.Op) {
+	b.Helper()
+	c := ctx(b)
+	b.StopTimer()
+	addDue(b.N + batch)
+	b.StartTimer()
+	for done := 0; done < b.N; {
+		ls, err := s.Claim(c, retry.ClaimParams{N: min(batch, b.N-done), Lease: time.Minute})
+		if err != nil || len(ls) == 0 {
+			b.Fatalf("claim: %d leases, %v", len(ls), err)
+		}
+		out := make([]retry.Outcome, len(ls))
+		for i, l := range ls {
+			out[i] = retry.Outcome{Lease: l.Ref(), Op: op, Class: "timeout"}
+		}
+		errs, err := s.Settle(c, out)
+		if err != nil || errors.Join(errs...) != nil {
+			b.Fatalf("settle: %v %v", errs, err)
+		}
+		done += len(ls)
+	}
+}

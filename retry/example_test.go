@@ -1,0 +1,72 @@
+package retry_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/store/sqlite"
+)
+
+func Example() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "retry-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "hostguard.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+
+	// A fixed clock and no jitter keep the printed times exact.
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	s, err := retry.New(st, retry.Config{
+		Now:      func() time.Time { return now },
+		NoJitter: true,
+		Classes:  map[string][]time.Duration{"no_peers": {time.Hour, 6 * time.Hour}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.Add(ctx,
+		retry.NewItem{ID: "5a1f0c0de5a1f0c0de5a1f0c0de5a1f0c0de5a1f"},
+		retry.NewItem{ID: "b0a7b0a7b0a7b0a7b0a7b0a7b0a7b0a7b0a7b0a7", Priority: 1},
+	); err != nil {
+		panic(err)
+	}
+
+	leases, err := s.Claim(ctx, retry.ClaimParams{N: 10, Lease: time.Minute, Worker: "example"})
+	if err != nil {
+		panic(err)
+	}
+	for _, l := range leases {
+		fmt.Printf("claimed %.8s… attempt %d\n", l.ID, l.Attempt)
+		if l.Priority > 0 {
+			err = s.Succeed(ctx, l.Ref())
+		} else {
+			err = s.Fail(ctx, l.Ref(), "no_peers", "no peer answered")
+		}
+		if err != nil {
+			panic(err)
+		}
+	}
+
+	it, _ := s.Get(ctx, "5a1f0c0de5a1f0c0de5a1f0c0de5a1f0c0de5a1f")
+	fmt.Println(it.State, "in", it.NextAt.Sub(now), "after", it.LastClass)
+
+	// A fresh sighting pulls the retry forward and raises its priority.
+	now = now.Add(5 * time.Minute)
+	res, _ := s.Observe(ctx, it.ID, retry.ObserveParams{})
+	fmt.Println("observed: due in", res.NextAt.Sub(now), "priority", res.Priority)
+	// Output:
+	// claimed b0a7b0a7… attempt 1
+	// claimed 5a1f0c0d… attempt 1
+	// scheduled in 1h0m0s after no_peers
+	// observed: due in 10m0s priority 1
+}

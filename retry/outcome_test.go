@@ -1,0 +1,67 @@
+package retry
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestApplyOutcome runs the lease state machine as a step table over one
+// record: each row is an operation with a token and what must follow.
+func TestApplyOutcome(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(nopStore{}, Config{NoJitter: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Record{ID: "x", State: Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, Worker: "w"}
+	steps := []struct {
+		name    string
+		o       Outcome
+		gen     int64
+		err     error
+		changed bool
+		state   State
+	}{
+		{"older token", Outcome{Op: OpSucceed}, 6, ErrLeaseLost, false, Leased},
+		{"newer token", Outcome{Op: OpSucceed}, 8, ErrLeaseLost, false, Leased},
+		{"extend", Outcome{Op: OpExtend, Extend: time.Hour}, 7, nil, true, Leased},
+		{"extend again", Outcome{Op: OpExtend, Extend: time.Hour}, 7, nil, true, Leased},
+		{"fail", Outcome{Op: OpFail, Class: "timeout", Note: "slow"}, 7, nil, true, Scheduled},
+		{"fail repeated", Outcome{Op: OpFail, Class: "timeout"}, 7, nil, false, Scheduled},
+		{"succeed after fail", Outcome{Op: OpSucceed}, 7, ErrLeaseLost, false, Scheduled},
+		{"extend after fail", Outcome{Op: OpExtend, Extend: time.Hour}, 7, ErrLeaseLost, false, Scheduled},
+	}
+	for _, st := range steps {
+		before := *r
+		changed, err := s.applyOutcome(r, st.o, st.gen, t0)
+		if !errors.Is(err, st.err) || (st.err == nil && err != nil) || changed != st.changed || r.State != st.state {
+			t.Fatalf("%s: changed=%v err=%v state=%v; want %v %v %v", st.name, changed, err, r.State, st.changed, st.err, st.state)
+		}
+		if !changed && (r.UpdatedAt != before.UpdatedAt || r.NextAt != before.NextAt || len(r.History) != len(before.History)) {
+			t.Fatalf("%s: an unchanged outcome modified the record", st.name)
+		}
+	}
+	if r.Failures != 1 || r.Worker != "" || !r.NextAt.Equal(t0.Add(30*time.Minute)) || len(r.History) != 1 || r.SettledGen != 7 {
+		t.Fatalf("after fail: %+v", r)
+	}
+}
+
+func TestApplyExpiryRechecks(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s, _ := New(nopStore{}, Config{NoJitter: true})
+	for _, r := range []Record{
+		{State: Scheduled, NextAt: t0, Expiries: 2},               // someone else handled it
+		{State: Leased, NextAt: t0.Add(time.Second), Expiries: 2}, // extended meanwhile
+		{State: Leased, NextAt: t0, Expiries: 1},                  // not the third expiry
+	} {
+		if changed, err := s.applyExpiry(&r, t0); changed || err != nil {
+			t.Errorf("applyExpiry(%+v) = %v, %v; want no change", r, changed, err)
+		}
+	}
+	r := Record{State: Leased, NextAt: t0, Expiries: 2, LeaseGen: 4}
+	if changed, _ := s.applyExpiry(&r, t0); !changed || r.State != Scheduled || r.LastClass != ClassLeaseExpired ||
+		r.SettledGen != 4 || r.SettledOp != opExpire || !r.NextAt.Equal(t0.Add(30*time.Minute)) {
+		t.Fatalf("third expiry: %+v", r)
+	}
+}

@@ -1,0 +1,38 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/store/sqlite"
+	"github.com/hostguard/hostguard/store/storetest"
+)
+
+// The backlog size for the benchmarks: large enough to give the indexes a
+// realistic depth, small enough to set up in seconds. cmd/hg-retrybench
+// measures at a million items.
+const retryBacklog = 50_000
+
+func openRetryBench(b *testing.B) *sqlite.Store {
+	b.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+func BenchmarkRetryCycle(b *testing.B) {
+	for _, op := range []retry.Op{retry.OpSucceed, retry.OpFail} {
+		for _, batch := range []int{1, 100} {
+			b.Run(fmt.Sprintf("%v/batch=%d", op, batch), func(b *testing.B) {
+				s, addDue := storetest.RetryBench(b, openRetryBench(b), retryBacklog)
+				storetest.BenchRetryCycle(b, s, addDue, batch, op)
+			})
+		}
+	}
+}
