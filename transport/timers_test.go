@@ -13,6 +13,7 @@ import (
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/transport"
 )
 
 func TestHeaderTimeoutIsHostLevelTimeout(t *testing.T) {
@@ -122,5 +123,42 @@ func TestPausingReaderIsNotCut(t *testing.T) {
 	}
 	if got := append(first, rest...); !bytes.Equal(got, faulthost.Body(total)) {
 		t.Fatalf("got %d bytes, want the whole %d-byte body", len(got), total)
+	}
+}
+
+// rwc is an upgraded connection's body: readable and writable.
+type rwc struct{ io.ReadWriteCloser }
+
+func TestBodiesWithNothingToWatchPassThrough(t *testing.T) {
+	t.Parallel()
+	upgraded := rwc{}
+	cases := []struct {
+		name string
+		code int
+		body io.ReadCloser
+	}{
+		{"no body", http.StatusNoContent, http.NoBody},
+		// Callers type-assert a 101 body to io.ReadWriteCloser.
+		{"switching protocols", http.StatusSwitchingProtocols, upgraded},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: tc.code, Body: tc.body, Request: r}, nil
+			})
+			tr := transport.New(transport.Config{Base: base, Guard: guard.New(guard.Config{})})
+			req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:9/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Body != tc.body {
+				t.Errorf("body is %T, want the base's %T unwrapped", resp.Body, tc.body)
+			}
+		})
 	}
 }
