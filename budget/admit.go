@@ -277,7 +277,7 @@ func (s *snapshot) kindLimit(k Kind) int64 {
 // run sends a plan to the store and turns its answer into a grant or a
 // refusal.
 func (b *Budget) run(ctx context.Context, pl *plan) (Grant, error) {
-	res, err := b.st.BudgetAdmit(ctx, pl.params)
+	res, err := b.batch.admit(ctx, pl.params)
 	if err != nil {
 		return Grant{}, fmt.Errorf("budget: admit %s on %q: %w", pl.grant.Kind, pl.grant.Source, err)
 	}

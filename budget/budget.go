@@ -20,8 +20,9 @@ import (
 // admission sees the change. Nodes sharing a store should share the same
 // configuration: each node checks the shared counters against its own.
 type Budget struct {
-	st  Store
-	now func() time.Time
+	st    Store
+	now   func() time.Time
+	batch batcher
 
 	mu   sync.Mutex // serialises configuration writers
 	snap atomic.Pointer[snapshot]
@@ -45,7 +46,7 @@ func New(st Store, cfg Config) (*Budget, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	b := &Budget{st: st, now: cfg.Now}
+	b := &Budget{st: st, now: cfg.Now, batch: batcher{st: st}}
 	srcs := make(map[string]Source, len(cfg.Sources))
 	for _, s := range cfg.Sources {
 		srcs[s.Name] = s

@@ -17,7 +17,8 @@ import (
 // Implementations take every time from their parameters, never from the
 // database clock, so that fake clocks work. Days are UTC midnights.
 type Store interface {
-	// BudgetAdmit admits or refuses one request, in one atomic step:
+	// BudgetAdmit decides a batch of admissions in one transaction, in
+	// order, each exactly as if it were alone and atomic (use Ledger):
 	//
 	//  1. Every charge with Limited set is checked: it refuses when its
 	//     counter is closed or when used + Cost > Limit. The first refusing
@@ -27,16 +28,18 @@ type Store interface {
 	//     changes), else next_at becomes slot + Pace. With Touch,
 	//     next_at becomes max(next_at, Now + Pace) and nothing refuses.
 	//     Without PaceKey the slot is Now.
-	//  3. Every charge adds Cost to its counter, creating it at zero (but
-	//     see CounterTotal below); Grant, if set, is stored.
+	//  3. Every charge adds Cost to its counter; Grant, if set, is stored.
 	//
-	// A counter (Day, "", CounterTotal) that does not exist yet starts at
-	// the sum of the day's CounterSource counters, so that a total cap set
-	// during the day still counts the day's earlier work.
+	// A counter that does not exist yet starts at zero, except
+	// (Day, "", CounterTotal), which starts at the sum of the day's
+	// CounterSource counters, so that a total cap set during the day still
+	// counts the day's earlier work.
 	//
-	// Charges name distinct counters and come sorted by (Scope, Kind), so
-	// that implementations can lock rows in that order.
-	BudgetAdmit(ctx context.Context, p StoreAdmitParams) (StoreAdmitResult, error)
+	// Batching is what lets a node's concurrent admissions share one commit.
+	// Implementations lock (or otherwise serialise) the counters and slots
+	// in the order LedgerKeys gives, so that concurrent batches of several
+	// nodes cannot deadlock. It returns one result per admission.
+	BudgetAdmit(ctx context.Context, batch []StoreAdmitParams) ([]StoreAdmitResult, error)
 
 	// BudgetCancel undoes an admission whose request was never made (a
 	// Wait whose context ended before its slot): it subtracts each charge's
@@ -86,7 +89,7 @@ type Charge struct {
 type StoreAdmitParams struct {
 	Day time.Time // the UTC midnight of Now's day
 	Now time.Time // truncated to microseconds
-	// Charges, sorted by (Scope, Kind), each counter at most once.
+	// Charges, each counter at most once.
 	Charges []Charge
 	// PaceKey is the source whose pacing slot the request takes; "" for
 	// none.

@@ -17,12 +17,14 @@ type signalStore struct {
 	admitted chan budget.StoreAdmitResult
 }
 
-func (s *signalStore) BudgetAdmit(ctx context.Context, p budget.StoreAdmitParams) (budget.StoreAdmitResult, error) {
-	r, err := s.Store.BudgetAdmit(ctx, p)
+func (s *signalStore) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+	rs, err := s.Store.BudgetAdmit(ctx, batch)
 	if err == nil {
-		s.admitted <- r
+		for _, r := range rs {
+			s.admitted <- r
+		}
 	}
-	return r, err
+	return rs, err
 }
 
 func pacedSource(pace time.Duration) budget.Source {

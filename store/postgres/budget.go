@@ -10,40 +10,147 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// BudgetAdmit implements budget.Store with one call of the budget_admit
-// function (migration 0004), which locks the counters in the order the
-// charges come in, checks them, takes the pacing slot and adds the costs,
-// all in one statement's transaction.
-func (s *Store) BudgetAdmit(ctx context.Context, p budget.StoreAdmitParams) (budget.StoreAdmitResult, error) {
-	n := len(p.Charges)
-	scopes, kinds := make([]string, n), make([]string, n)
-	costs, limits := make([]int64, n), make([]int64, n)
-	for i, c := range p.Charges {
-		scopes[i], kinds[i], costs[i], limits[i] = c.Scope, string(c.Kind), c.Cost, -1
-		if c.Limited {
-			limits[i] = c.Limit
+// BudgetAdmit implements budget.Store. One transaction locks the batch's
+// counters and pacing slots (SELECT ... ORDER BY ... FOR UPDATE: every batch
+// of every node locks in the same order, so none can deadlock), decides
+// the admissions with a budget.Ledger, and writes the new values back. Rows
+// that do not exist yet are first created in a statement of their own, so
+// that the locking transaction only ever waits for locks in order.
+func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+	keys, slots := budget.LedgerKeys(batch)
+	days, scopes, kinds := make([]time.Time, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		days[i], scopes[i], kinds[i] = k.Day, k.Scope, string(k.Kind)
+	}
+	for attempt := 0; ; attempt++ {
+		out, complete, err := s.budgetAdmitLocked(ctx, batch, keys, slots, days, scopes, kinds)
+		if err != nil || complete {
+			return out, err
+		}
+		if attempt == 3 {
+			// Only a concurrent prune of today's rows could get here.
+			return nil, errors.New("postgres: admit: budget rows keep disappearing")
+		}
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO budget_usage (day, scope, kind, used)
+			SELECT k.day, k.scope, k.kind, budget_initial(k.day, k.scope, k.kind)
+			  FROM unnest($1::date[], $2::text[], $3::text[]) AS k(day, scope, kind)
+			 ORDER BY 1, 2, 3
+			ON CONFLICT DO NOTHING`, days, scopes, kinds)
+		b.Queue(`INSERT INTO budget_pace (source, next_at)
+			SELECT k.source, 'epoch' FROM unnest($1::text[]) AS k(source) ORDER BY 1
+			ON CONFLICT DO NOTHING`, slots)
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+			return nil, fmt.Errorf("postgres: admit: create counters: %w", err)
 		}
 	}
-	var gid, gsrc, gkind string
-	var gcost int64
-	if g := p.Grant; g != nil {
-		gid, gsrc, gkind, gcost = g.ID, g.Source, string(g.Kind), g.Cost
-	}
-	var res budget.StoreAdmitResult
-	var slot *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT o_admitted, o_refused, o_used, o_closed, o_slot
-		FROM budget_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		p.Day, p.Now, scopes, kinds, costs, limits,
-		p.PaceKey, p.Pace.Microseconds(), p.MaxWait.Microseconds(), p.Touch,
-		gid, gsrc, gkind, gcost,
-	).Scan(&res.Admitted, &res.Refused, &res.Used, &res.Closed, &slot)
+}
+
+// budgetAdmitLocked is one attempt of BudgetAdmit; complete is false when a
+// counter or slot row is missing (and nothing was changed).
+func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmitParams, keys []budget.CounterKey, slots []string,
+	days []time.Time, scopes, kinds []string) (out []budget.StoreAdmitResult, complete bool, err error) {
+	// BEGIN travels with the locking reads, and COMMIT with the writes:
+	// two round trips in all, so that the rows stay locked for one round
+	// trip and the commit's sync.
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return budget.StoreAdmitResult{}, fmt.Errorf("postgres: admit: %w", err)
+		return nil, false, fmt.Errorf("postgres: admit: %w", err)
 	}
-	if slot != nil {
-		res.Slot = slot.UTC()
+	defer conn.Release()
+	open := true
+	defer func() {
+		if open {
+			if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				// The connection's state is unknown: do not reuse it.
+				_ = conn.Conn().Close(context.WithoutCancel(ctx))
+			}
+		}
+	}()
+
+	l := budget.NewLedger()
+	found := 0
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(`SELECT k.i, u.used, u.closed
+		  FROM budget_usage u
+		  JOIN unnest($1::date[], $2::text[], $3::text[]) WITH ORDINALITY AS k(day, scope, kind, i)
+		    ON u.day = k.day AND u.scope = k.scope AND u.kind = k.kind
+		 ORDER BY u.day, u.scope, u.kind
+		   FOR UPDATE OF u`, days, scopes, kinds).Query(func(rows pgx.Rows) error {
+		var i, used int64
+		var closed bool
+		_, err := pgx.ForEachRow(rows, []any{&i, &used, &closed}, func() error {
+			l.PutCounter(keys[i-1], used, closed)
+			found++
+			return nil
+		})
+		return err
+	})
+	b.Queue(`SELECT source, next_at FROM budget_pace WHERE source = ANY($1) ORDER BY source FOR UPDATE`, slots).
+		Query(func(rows pgx.Rows) error {
+			var src string
+			var next time.Time
+			_, err := pgx.ForEachRow(rows, []any{&src, &next}, func() error {
+				l.PutSlot(src, next)
+				found++
+				return nil
+			})
+			return err
+		})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, false, fmt.Errorf("postgres: admit: lock counters: %w", err)
 	}
-	return res, nil
+	if found < len(keys)+len(slots) {
+		return nil, false, nil
+	}
+
+	out = make([]budget.StoreAdmitResult, len(batch))
+	for i, p := range batch {
+		out[i] = l.Admit(p)
+	}
+	w := &pgx.Batch{}
+	if cs := l.Counters(); len(cs) > 0 {
+		d, sc, k, u := make([]time.Time, len(cs)), make([]string, len(cs)), make([]string, len(cs)), make([]int64, len(cs))
+		for i, c := range cs {
+			d[i], sc[i], k[i], u[i] = c.Day, c.Scope, string(c.Kind), c.Used
+		}
+		w.Queue(`UPDATE budget_usage u SET used = v.used
+			  FROM unnest($1::date[], $2::text[], $3::text[], $4::bigint[]) AS v(day, scope, kind, used)
+			 WHERE u.day = v.day AND u.scope = v.scope AND u.kind = v.kind`, d, sc, k, u)
+	}
+	if ss := l.Slots(); len(ss) > 0 {
+		src, next := make([]string, len(ss)), make([]time.Time, len(ss))
+		for i, sl := range ss {
+			src[i], next[i] = sl.Key, sl.Next
+		}
+		w.Queue(`UPDATE budget_pace p SET next_at = v.next
+			  FROM unnest($1::text[], $2::timestamptz[]) AS v(source, next)
+			 WHERE p.source = v.source`, src, next)
+	}
+	var gid, gsrc, gkind []string
+	var gday, gat []time.Time
+	var gcost []int64
+	for i, p := range batch {
+		if g := p.Grant; g != nil && out[i].Admitted {
+			gid, gday, gsrc, gkind = append(gid, g.ID), append(gday, g.Day), append(gsrc, g.Source), append(gkind, string(g.Kind))
+			gcost, gat = append(gcost, g.Cost), append(gat, g.CreatedAt)
+		}
+	}
+	if len(gid) > 0 {
+		w.Queue(`INSERT INTO budget_grants (id, day, source, kind, cost, created_at)
+			SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])`,
+			gid, gday, gsrc, gkind, gcost, gat)
+	}
+	w.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, w).Close(); err != nil {
+		return nil, false, fmt.Errorf("postgres: admit: write counters: %w", err)
+	}
+	open = false
+	for i := range out {
+		out[i].Slot = out[i].Slot.UTC()
+	}
+	return out, true, nil
 }
 
 // BudgetCancel implements budget.Store.

@@ -11,82 +11,71 @@ import (
 )
 
 // BudgetAdmit implements budget.Store. SQLite has one writer at a time, so
-// the check and the increments in one BEGIN IMMEDIATE transaction are atomic
-// against every other handle on the file.
-func (s *Store) BudgetAdmit(ctx context.Context, p budget.StoreAdmitParams) (budget.StoreAdmitResult, error) {
-	res := budget.StoreAdmitResult{Refused: -1}
-	day, now := micros(p.Day), micros(p.Now)
+// one BEGIN IMMEDIATE transaction makes the whole batch atomic against
+// every other handle on the file.
+func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+	out := make([]budget.StoreAdmitResult, len(batch))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		for i, c := range p.Charges {
-			if !c.Limited {
-				continue
+		keys, slots := budget.LedgerKeys(batch)
+		l := budget.NewLedger()
+		for _, k := range keys {
+			var used int64
+			var closed bool
+			day := micros(k.Day)
+			err := tx.QueryRowContext(ctx, `SELECT used, closed FROM budget_usage WHERE day = ? AND scope = ? AND kind = ?`,
+				day, k.Scope, string(k.Kind)).Scan(&used, &closed)
+			if errors.Is(err, sql.ErrNoRows) {
+				used, err = budgetInitial(ctx, tx, day, k.Scope, k.Kind)
 			}
-			used, closed, err := budgetCounter(ctx, tx, day, c)
 			if err != nil {
-				return err
+				return fmt.Errorf("sqlite: read usage: %w", err)
 			}
-			if closed || used+c.Cost > c.Limit {
-				res.Refused, res.Used, res.Closed = i, used, closed
-				return nil
-			}
+			l.PutCounter(k, used, closed)
 		}
-		slot := now
-		if p.PaceKey != "" {
+		for _, key := range slots {
 			var next int64
-			err := tx.QueryRowContext(ctx, `SELECT next_at FROM budget_pace WHERE source = ?`, p.PaceKey).Scan(&next)
+			err := tx.QueryRowContext(ctx, `SELECT next_at FROM budget_pace WHERE source = ?`, key).Scan(&next)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("sqlite: read pacing slot: %w", err)
 			}
-			pace := p.Pace.Microseconds()
-			if p.Touch {
-				next = max(next, now+pace)
-			} else {
-				slot = max(next, now)
-				if slot-now > p.MaxWait.Microseconds() {
-					res.Slot = fromMicros(slot)
-					return nil
-				}
-				next = slot + pace
+			l.PutSlot(key, fromMicros(next))
+		}
+		for i, p := range batch {
+			out[i] = l.Admit(p)
+		}
+		for _, c := range l.Counters() {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used) VALUES (?, ?, ?, ?)
+				ON CONFLICT (day, scope, kind) DO UPDATE SET used = excluded.used`,
+				micros(c.Day), c.Scope, string(c.Kind), c.Used); err != nil {
+				return fmt.Errorf("sqlite: update usage: %w", err)
 			}
+		}
+		for _, sl := range l.Slots() {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_pace (source, next_at) VALUES (?, ?)
-				ON CONFLICT (source) DO UPDATE SET next_at = excluded.next_at`, p.PaceKey, next); err != nil {
+				ON CONFLICT (source) DO UPDATE SET next_at = excluded.next_at`, sl.Key, micros(sl.Next)); err != nil {
 				return fmt.Errorf("sqlite: take pacing slot: %w", err)
 			}
 		}
-		for _, c := range p.Charges {
-			if err := budgetAdd(ctx, tx, day, c.Scope, c.Kind, c.Cost); err != nil {
-				return err
+		for i, p := range batch {
+			g := p.Grant
+			if g == nil || !out[i].Admitted {
+				continue
 			}
-		}
-		if g := p.Grant; g != nil {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_grants (id, day, source, kind, cost, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 				g.ID, micros(g.Day), g.Source, string(g.Kind), g.Cost, micros(g.CreatedAt)); err != nil {
 				return fmt.Errorf("sqlite: store grant: %w", err)
 			}
 		}
-		res.Admitted, res.Slot = true, fromMicros(slot)
 		return nil
 	})
 	if err != nil {
-		return budget.StoreAdmitResult{}, err
+		return nil, err
 	}
-	return res, nil
+	return out, nil
 }
 
-// budgetCounter reads a counter as a charge would see it: a missing one is
-// zero, except the total cap, which starts at the day's sum of sources.
-func budgetCounter(ctx context.Context, tx *sql.Tx, day int64, c budget.Charge) (used int64, closed bool, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT used, closed FROM budget_usage WHERE day = ? AND scope = ? AND kind = ?`,
-		day, c.Scope, string(c.Kind)).Scan(&used, &closed)
-	if errors.Is(err, sql.ErrNoRows) {
-		used, err = budgetInitial(ctx, tx, day, c.Scope, c.Kind)
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("sqlite: read usage: %w", err)
-	}
-	return used, closed, nil
-}
-
+// budgetInitial is a counter's value before its first charge: zero, except
+// the total cap, which starts at the day's sum of source counters.
 func budgetInitial(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind) (int64, error) {
 	if scope != "" || kind != budget.CounterTotal {
 		return 0, nil

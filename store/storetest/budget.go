@@ -283,11 +283,11 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 			if p.Now.IsZero() {
 				p.Now = budgetT0
 			}
-			r, err := st.BudgetAdmit(ctx(t), p)
+			r, err := st.BudgetAdmit(ctx(t), []budget.StoreAdmitParams{p})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return r
+			return r[0]
 		}
 		lim := func(scope string, k budget.Kind, cost, limit int64) budget.Charge {
 			return budget.Charge{Scope: scope, Kind: k, Cost: cost, Limited: true, Limit: limit}
@@ -380,13 +380,18 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 
 		// Prune.
 		old := budgetDay.AddDate(0, 0, -3)
-		if r, err := st.BudgetAdmit(ctx(t), budget.StoreAdmitParams{Day: old, Now: old, Charges: []budget.Charge{rec("a", budget.KindSearch, 1)},
-			Grant: &budget.StoreGrant{ID: "g_00000000000000000000000000000001", Day: old, Kind: budget.KindBytes, Cost: 1, CreatedAt: old}}); err != nil || !r.Admitted {
+		if r, err := st.BudgetAdmit(ctx(t), []budget.StoreAdmitParams{{Day: old, Now: old, Charges: []budget.Charge{rec("a", budget.KindSearch, 1)},
+			Grant: &budget.StoreGrant{ID: "g_00000000000000000000000000000001", Day: old, Kind: budget.KindBytes, Cost: 1, CreatedAt: old}}}); err != nil || !r[0].Admitted {
 			t.Fatal(r, err)
 		}
 		n, err := st.BudgetPrune(ctx(t), budgetDay)
-		if err != nil || n != 2 {
-			t.Fatalf("prune removed %d, %v; want 2 (one counter, one grant)", n, err)
+		// At least the old counter and grant; engines may also drop pacing
+		// slots that were never used.
+		if err != nil || n < 2 {
+			t.Fatalf("prune removed %d, %v; want at least 2 (one counter, one grant)", n, err)
+		}
+		if len(usage(t, st, old)) != 0 {
+			t.Fatal("prune kept an old counter")
 		}
 		if len(usage(t, st, budgetDay)) == 0 {
 			t.Fatal("prune removed today's counters")

@@ -1,0 +1,77 @@
+package budget_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+func TestLedgerKeysAreUniqueAndInLockOrder(t *testing.T) {
+	d1 := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
+	d2 := d1.AddDate(0, 0, 1)
+	c := func(scope string, k budget.Kind) budget.Charge { return budget.Charge{Scope: scope, Kind: k, Cost: 1} }
+	batch := []budget.StoreAdmitParams{
+		{Day: d2, Charges: []budget.Charge{c("b", budget.KindSearch), c("", budget.CounterTotal)}, PaceKey: "b"},
+		{Day: d1, Charges: []budget.Charge{c("b", budget.KindSearch), c("a", budget.CounterSource)}, PaceKey: "a"},
+		{Day: d2, Charges: []budget.Charge{c("b", budget.KindSearch)}, PaceKey: "b"},
+	}
+	keys, slots := budget.LedgerKeys(batch)
+	want := []budget.CounterKey{
+		{Day: d1, Scope: "a", Kind: budget.CounterSource},
+		{Day: d1, Scope: "b", Kind: budget.KindSearch},
+		{Day: d2, Scope: "", Kind: budget.CounterTotal},
+		{Day: d2, Scope: "b", Kind: budget.KindSearch},
+	}
+	if !reflect.DeepEqual(keys, want) || !reflect.DeepEqual(slots, []string{"a", "b"}) {
+		t.Fatalf("keys %v, slots %v; want %v, [a b]", keys, slots, want)
+	}
+}
+
+// Admissions in one batch see each other, exactly as if each were its own
+// transaction.
+func TestLedgerDecidesABatchInOrder(t *testing.T) {
+	now := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
+	day := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
+	key := budget.CounterKey{Day: day, Scope: "s", Kind: budget.CounterSource}
+	l := budget.NewLedger()
+	l.PutCounter(key, 8, false)
+	l.PutSlot("s", time.Time{})
+	p := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: 1, Limited: true, Limit: 10}}}
+	paced := p
+	paced.PaceKey, paced.Pace, paced.MaxWait = "s", time.Second, 10*time.Second
+
+	steps := []struct {
+		p        budget.StoreAdmitParams
+		admitted bool
+		refused  int
+		slot     time.Time
+	}{
+		{paced, true, -1, now},
+		{paced, true, -1, now.Add(time.Second)}, // queued behind the first
+		{p, false, 0, time.Time{}},              // 10 of 10 used
+	}
+	for i, s := range steps {
+		r := l.Admit(s.p)
+		if r.Admitted != s.admitted || r.Refused != s.refused || !r.Slot.Equal(s.slot) {
+			t.Fatalf("step %d: %+v; want admitted %v, refused %d, slot %v", i, r, s.admitted, s.refused, s.slot)
+		}
+	}
+	if cs := l.Counters(); len(cs) != 1 || cs[0].Used != 10 || cs[0].CounterKey != key {
+		t.Fatalf("counters to write %+v; want s/source at 10", cs)
+	}
+	if ss := l.Slots(); len(ss) != 1 || !ss[0].Next.Equal(now.Add(2*time.Second)) {
+		t.Fatalf("slots to write %+v; want s at now+2s", ss)
+	}
+	// A refusal writes nothing.
+	l2 := budget.NewLedger()
+	l2.PutCounter(key, 10, false)
+	if r := l2.Admit(p); r.Admitted || r.Used != 10 || len(l2.Counters()) != 0 {
+		t.Fatalf("refusal %+v changed %v", r, l2.Counters())
+	}
+	l2.PutCounter(key, 0, true)
+	if r := l2.Admit(p); r.Admitted || !r.Closed {
+		t.Fatalf("closed counter %+v; want refused as closed", r)
+	}
+}
