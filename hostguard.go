@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
@@ -30,6 +31,7 @@ type Store interface {
 	io.Closer
 	health.Store
 	evidence.Store
+	feed.Store
 	retry.Store
 	budget.Store
 	leader.Store

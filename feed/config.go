@@ -1,0 +1,92 @@
+package feed
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultMaxPages = 5
+	DefaultSeenCap  = 20000
+	DefaultMaxGaps  = 16
+)
+
+// Config tunes a Syncer. The zero value is ready to use.
+type Config struct {
+	// MaxPages bounds the page requests of one Sync or Resume, head page
+	// included. Default (zero) 5.
+	MaxPages int
+	// CatchUp is how many pages below the head a feed's first sync also
+	// reads. Default (zero) none: the first sync reads the head page only,
+	// and older items are never fetched.
+	CatchUp int
+	// SeenCap bounds how many handed-out item ids are remembered per feed
+	// (for telling re-read items from new ones); the oldest are forgotten
+	// first. It must comfortably exceed MaxPages times the page size.
+	// Default (zero) 20 000.
+	SeenCap int
+	// MaxGaps bounds how many separate unread stretches a feed may have.
+	// A new gap beyond it makes the Syncer give up the oldest one (logged),
+	// which only happens when bursts keep outrunning MaxPages. Default
+	// (zero) 16.
+	MaxGaps int
+	// Admitter admits every page request. Default (nil): every request is
+	// admitted.
+	Admitter Admitter
+	// Now is the clock. Default (nil) time.Now.
+	Now func() time.Time
+	// Logger receives a line when a gap is given up. Default (nil)
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxPages == 0 {
+		c.MaxPages = DefaultMaxPages
+	}
+	if c.SeenCap == 0 {
+		c.SeenCap = DefaultSeenCap
+	}
+	if c.MaxGaps == 0 {
+		c.MaxGaps = DefaultMaxGaps
+	}
+	if c.Admitter == nil {
+		c.Admitter = admitAll{}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxPages", c.MaxPages}, {"CatchUp", c.CatchUp}, {"SeenCap", c.SeenCap}, {"MaxGaps", c.MaxGaps}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("feed: Config.%s is negative (%d)", f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// maxNameLen bounds feed names, which are keys in the store and in logs.
+const maxNameLen = 200
+
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("feed: empty feed name")
+	}
+	if len(name) > maxNameLen {
+		return fmt.Errorf("feed: feed name is %d bytes long; the limit is %d", len(name), maxNameLen)
+	}
+	return nil
+}

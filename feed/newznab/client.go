@@ -1,0 +1,326 @@
+package newznab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/transport"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultPageSize         = 100
+	DefaultMaxResponseBytes = 8 << 20
+	DefaultUserAgent        = "hostguard"
+)
+
+// Budget is what the client tells a budget (*budget.Budget implements
+// it): the daily limit the indexer reports, and that the limit is reached.
+type Budget interface {
+	ReportLimit(source string, n int64) error
+	MarkExhausted(ctx context.Context, source string, now time.Time) error
+}
+
+// Config configures a Client.
+type Config struct {
+	// URL is the indexer's API endpoint, such as
+	// https://indexer.example/api or a Torznab endpoint ending in
+	// /api. Required; http or https. An apikey in its query is taken as
+	// the APIKey (and must then not be given twice).
+	URL string
+	// APIKey is the account's key, sent as the apikey parameter. Default
+	// (empty): none, for indexers that need no key.
+	APIKey string
+	// Name names the indexer as a budget source. Default (empty): the
+	// URL's host.
+	Name string
+	// HTTPClient sends the requests. Default (nil): a client over
+	// transport.New with its defaults, so that a dead indexer fails fast
+	// and a stalled one times out.
+	HTTPClient *http.Client
+	// PageSize is how many items Page asks for. It is lowered to the
+	// indexer's reported maximum. Default (zero) 100.
+	PageSize int
+	// Categories restrict Page (and Search without its own categories) to
+	// these category ids. Default (nil): every category.
+	Categories []int
+	// Budget, when set, hears the indexer's reported daily limit and is
+	// told when the indexer says the limit is reached. Default (nil): not
+	// told.
+	Budget Budget
+	// MaxResponseBytes bounds one response body. Default (zero) 8 MiB.
+	MaxResponseBytes int64
+	// UserAgent is sent with each request. Default (empty) "hostguard".
+	UserAgent string
+	// Now is the clock for Budget.MarkExhausted. Default (nil) time.Now.
+	Now func() time.Time
+}
+
+// Client talks to one Newznab or Torznab indexer. It is safe for
+// concurrent use. It implements feed.Source through Page.
+type Client struct {
+	cfg  Config
+	base *url.URL // without the key
+	safe string   // scheme://host/path, for error messages
+
+	mu       sync.Mutex
+	caps     *Caps
+	reported int64 // the last API limit reported to the budget
+}
+
+// New returns a client for cfg.
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.URL) == "" {
+		return nil, errors.New("newznab: Config.URL is empty")
+	}
+	u, err := url.Parse(strings.TrimSpace(cfg.URL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// The URL may carry the key: never echo it.
+		return nil, errors.New("newznab: Config.URL is not an http or https URL with a host")
+	}
+	if u.User != nil {
+		return nil, errors.New("newznab: Config.URL must not carry user:password; use APIKey")
+	}
+	q := u.Query()
+	if k := q.Get("apikey"); k != "" {
+		if cfg.APIKey != "" && cfg.APIKey != k {
+			return nil, errors.New("newznab: Config.URL carries an apikey different from Config.APIKey")
+		}
+		cfg.APIKey = k
+		q.Del("apikey")
+		u.RawQuery = q.Encode()
+	}
+	if cfg.PageSize < 0 {
+		return nil, fmt.Errorf("newznab: Config.PageSize is negative (%d)", cfg.PageSize)
+	}
+	if cfg.MaxResponseBytes < 0 {
+		return nil, fmt.Errorf("newznab: Config.MaxResponseBytes is negative (%d)", cfg.MaxResponseBytes)
+	}
+	for _, c := range cfg.Categories {
+		if c < 0 {
+			return nil, fmt.Errorf("newznab: Config.Categories holds a negative id (%d)", c)
+		}
+	}
+	if cfg.Name == "" {
+		cfg.Name = u.Host
+	}
+	if cfg.PageSize == 0 {
+		cfg.PageSize = DefaultPageSize
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Transport: transport.New(transport.Config{})}
+	}
+	safe := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	return &Client{cfg: cfg, base: u, safe: safe.String()}, nil
+}
+
+// Name is the indexer's source name (Config.Name).
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Caps asks the indexer for its capabilities. A successful answer is kept
+// and used by Page to size its requests; call Caps again to refresh it.
+// Reported API limits go to Config.Budget.
+func (c *Client) Caps(ctx context.Context) (Caps, error) {
+	var caps Caps
+	err := c.do(ctx, url.Values{"t": {"caps"}}, func(r io.Reader) error {
+		var err error
+		caps, err = parseCaps(r)
+		return err
+	})
+	if err != nil {
+		return Caps{}, err
+	}
+	c.mu.Lock()
+	c.caps = &caps
+	c.mu.Unlock()
+	c.noteLimits(ctx, caps.Limits)
+	return caps, nil
+}
+
+// SearchParams is the input of Search.
+type SearchParams struct {
+	// Query is the search text; empty lists the newest releases.
+	Query string
+	// Offset is the number of results to skip.
+	Offset int
+	// Limit is the page size; zero leaves it to the indexer. It must not
+	// exceed the indexer's maximum (see Caps).
+	Limit int
+	// Categories restrict the search; nil means Config.Categories.
+	Categories []int
+}
+
+// Search runs t=search.
+func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
+	if p.Offset < 0 {
+		return Page{}, fmt.Errorf("newznab: search offset is negative (%d)", p.Offset)
+	}
+	if p.Limit < 0 {
+		return Page{}, fmt.Errorf("newznab: search limit is negative (%d)", p.Limit)
+	}
+	q := url.Values{"t": {"search"}, "q": {p.Query}, "extended": {"1"}}
+	if p.Offset > 0 {
+		q.Set("offset", strconv.Itoa(p.Offset))
+	}
+	if p.Limit > 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	cats := p.Categories
+	if cats == nil {
+		cats = c.cfg.Categories
+	}
+	if len(cats) > 0 {
+		s := make([]string, len(cats))
+		for i, id := range cats {
+			s[i] = strconv.Itoa(id)
+		}
+		q.Set("cat", strings.Join(s, ","))
+	}
+	var page Page
+	err := c.do(ctx, q, func(r io.Reader) error {
+		var err error
+		page, err = parseSearch(r)
+		return err
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	c.noteLimits(ctx, page.Limits)
+	return page, nil
+}
+
+// Page implements feed.Source: the newest releases from offset, in pages of
+// Config.PageSize lowered to the indexer's maximum. The first call reads
+// caps once to learn that maximum.
+func (c *Client) Page(ctx context.Context, offset int) ([]feed.Item, error) {
+	limit, err := c.pageSize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.Search(ctx, SearchParams{Offset: offset, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	return p.Items, nil
+}
+
+func (c *Client) pageSize(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	caps := c.caps
+	c.mu.Unlock()
+	if caps == nil {
+		got, err := c.Caps(ctx)
+		if err != nil {
+			return 0, err
+		}
+		caps = &got
+	}
+	n := c.cfg.PageSize
+	if caps.MaxLimit > 0 && n > caps.MaxLimit {
+		n = caps.MaxLimit
+	}
+	return n, nil
+}
+
+// noteLimits passes the indexer's own view of its limits to the budget.
+func (c *Client) noteLimits(ctx context.Context, l APILimits) {
+	if c.cfg.Budget == nil || !l.Present {
+		return
+	}
+	if l.APIMax > 0 {
+		c.mu.Lock()
+		changed := c.reported != l.APIMax
+		c.reported = l.APIMax
+		c.mu.Unlock()
+		if changed {
+			_ = c.cfg.Budget.ReportLimit(c.cfg.Name, l.APIMax)
+		}
+	}
+	if l.Reached() {
+		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, c.cfg.Now())
+	}
+}
+
+// do sends one API request with q (plus the key) and hands the body to
+// parse. Every error it returns is free of the key.
+func (c *Client) do(ctx context.Context, q url.Values, parse func(io.Reader) error) error {
+	err := c.roundTrip(ctx, q, parse)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrAPILimit) && c.cfg.Budget != nil {
+		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, c.cfg.Now())
+	}
+	return &masked{err: err, key: c.cfg.APIKey}
+}
+
+func (c *Client) roundTrip(ctx context.Context, q url.Values, parse func(io.Reader) error) error {
+	what := c.safe + "?t=" + q.Get("t")
+	if o := q.Get("offset"); o != "" {
+		what += "&offset=" + o
+	}
+	u := *c.base
+	all := u.Query()
+	for k, vs := range q {
+		all[k] = vs
+	}
+	if c.cfg.APIKey != "" {
+		all.Set("apikey", c.cfg.APIKey)
+	}
+	u.RawQuery = all.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("newznab: %s: %w", what, err)
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "application/rss+xml, application/xml, text/xml")
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		// *url.Error quotes the full URL, key included: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("newznab: %s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1)
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return fmt.Errorf("newznab: %s: read the response: %w", what, err)
+	}
+	if int64(len(data)) > c.cfg.MaxResponseBytes {
+		return fmt.Errorf("newznab: %s: the response exceeds %d bytes", what, c.cfg.MaxResponseBytes)
+	}
+	perr := parse(strings.NewReader(string(data)))
+	var ie *Error
+	if errors.As(perr, &ie) {
+		ie.Description = maskKey(ie.Description, c.cfg.APIKey)
+		return fmt.Errorf("newznab: %s: %w", what, ie)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("newznab: %s: %w", what, &StatusError{Status: resp.StatusCode})
+	}
+	if perr != nil {
+		return fmt.Errorf("newznab: %s: %w", what, perr)
+	}
+	return nil
+}

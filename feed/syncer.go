@@ -1,0 +1,230 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// StopReason says why a sync ended.
+type StopReason string
+
+const (
+	// StopCaughtUp: the sync reached the previous head and closed every
+	// gap (or finished a first sync).
+	StopCaughtUp StopReason = "caught-up"
+	// StopMaxPages: Config.MaxPages pages were read; a gap remains.
+	StopMaxPages StopReason = "max-pages"
+	// StopNotAdmitted: the Admitter refused a page; progress is saved.
+	StopNotAdmitted StopReason = "not-admitted"
+	// StopFailed: a page (or its admission) failed; the stored position is
+	// unchanged.
+	StopFailed StopReason = "failed"
+	// StopNoGap: Resume found no gap to read.
+	StopNoGap StopReason = "no-gap"
+)
+
+// Result is what one Sync or Resume did.
+type Result struct {
+	// Items are the items not handed out before, newest first.
+	Items []Item
+	// Pages is how many page requests were made.
+	Pages int
+	// First is true for a feed's first sync.
+	First bool
+	// Stop says why the walk ended.
+	Stop StopReason
+	// Refusal is the Admitter's refusal when Stop is StopNotAdmitted; with
+	// a budget it says which allowance ran out and when it resets.
+	Refusal error
+	// Gaps is how many unread stretches remain.
+	Gaps int
+}
+
+// Syncer syncs feeds incrementally. It is safe for concurrent use; syncs of
+// one feed name are serialised within a Syncer, and across nodes the store's
+// cursor version turns a concurrent sync into ErrConflict.
+type Syncer struct {
+	st  Store
+	cfg Config
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// NewSyncer returns a Syncer over st.
+func NewSyncer(st Store, cfg Config) (*Syncer, error) {
+	if st == nil {
+		return nil, errors.New("feed: nil Store")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Syncer{st: st, cfg: cfg.withDefaults(), locks: map[string]*sync.Mutex{}}, nil
+}
+
+func (s *Syncer) lock(name string) func() {
+	s.mu.Lock()
+	l := s.locks[name]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[name] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Sync reads feed name from src's head down to the previous head, resuming
+// stored gaps on the way, within Config.MaxPages requests. The first page
+// is admitted as a head poll, the rest as gap pages.
+//
+// A page that fails ends the sync with an error; Result.Items then holds
+// what was read before it, and the stored position is unchanged. An
+// Admitter's refusal ends it cleanly (nil error, Stop StopNotAdmitted).
+func (s *Syncer) Sync(ctx context.Context, name string, src Source) (Result, error) {
+	return s.run(ctx, name, src, true)
+}
+
+// Resume reads only the stored gaps of feed name, without the head page,
+// within Config.MaxPages requests (all admitted as gap pages). A feed with
+// no gap costs no request. Items newer than the stored head wait for the
+// next Sync.
+func (s *Syncer) Resume(ctx context.Context, name string, src Source) (Result, error) {
+	return s.run(ctx, name, src, false)
+}
+
+func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool) (Result, error) {
+	if err := checkName(name); err != nil {
+		return Result{}, err
+	}
+	if src == nil {
+		return Result{}, fmt.Errorf("feed: %s: nil Source", name)
+	}
+	defer s.lock(name)()
+
+	cur, _, err := s.st.FeedCursor(ctx, name)
+	if err != nil {
+		return Result{}, fmt.Errorf("feed: %s: read cursor: %w", name, err)
+	}
+	old, err := decodeState(cur.State)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (feed %s; reset it to start over)", err, name)
+	}
+	if !fromHead && len(old.Gaps) == 0 {
+		return Result{Stop: StopNoGap}, nil
+	}
+
+	w := &walker{
+		ctx: ctx, name: name, src: src, admit: s.cfg.Admitter,
+		maxPages: s.cfg.MaxPages, headNext: fromHead, driftOnce: !fromHead, taken: map[string]bool{},
+	}
+	res := Result{First: fromHead && old.Head == nil}
+	if res.First {
+		w.maxPages = 1 + s.cfg.CatchUp
+	}
+	next, complete := s.advance(w, old, fromHead)
+	res.Pages, res.Stop, res.Refusal = w.pages, w.stop, w.refusal
+	if complete {
+		res.Stop = StopCaughtUp
+	}
+
+	p := CommitParams{
+		Name: name, ExpectVersion: cur.Version, IDs: ids(w.items),
+		Now: s.cfg.Now().UTC(), SeenCap: s.cfg.SeenCap,
+	}
+	res.Gaps = len(old.Gaps)
+	if w.err == nil {
+		next.SyncedAt = p.Now
+		if n := len(next.Gaps); n > s.cfg.MaxGaps {
+			s.cfg.Logger.Warn("feed: too many unread stretches; giving up the oldest",
+				"feed", name, "gaps", n, "kept", s.cfg.MaxGaps)
+			next.Gaps = next.Gaps[:s.cfg.MaxGaps]
+		}
+		p.State = next.encode()
+		res.Gaps = len(next.Gaps)
+	}
+	out, err := s.st.FeedCommit(ctx, p)
+	if err != nil {
+		// Nothing was recorded: the items will be read again.
+		res.Gaps = len(old.Gaps)
+		return res, fmt.Errorf("feed: %s: save: %w", name, err)
+	}
+	res.Items = pick(w.items, out.New)
+	if w.err != nil && errors.Is(w.err, ErrSourceExhausted) {
+		if m, ok := s.cfg.Admitter.(ExhaustionMarker); ok {
+			// Best effort: the source will refuse again anyway.
+			_ = m.MarkExhausted(ctx, name, s.cfg.Now())
+		}
+	}
+	return res, w.err
+}
+
+// advance walks the feed from the old position and returns the new one;
+// complete is true when nothing is left unread.
+func (s *Syncer) advance(w *walker, old state, fromHead bool) (next state, complete bool) {
+	next = state{Head: old.Head}
+	base := 0 // absolute offset of the top of the next gap's read stretch
+	if fromHead {
+		head := &segment{stop: old.Head}
+		closed := w.walk(head)
+		if w.newHead == nil {
+			// Nothing was read (failure, refusal) or the feed is empty.
+			next.Gaps = old.Gaps
+			return next, closed && len(old.Gaps) == 0 && w.err == nil && w.refusal == nil
+		}
+		next.Head = w.newHead
+		if old.Head == nil {
+			// A first sync starts at the head; older items (beyond
+			// CatchUp) are deliberately never fetched.
+			return next, true
+		}
+		if !closed {
+			next.Gaps = append([]gap{{After: *head.after, Span: head.afterAbs - w.topAbs, Before: *old.Head}}, old.Gaps...)
+			return next, false
+		}
+		base = head.closedAt
+	}
+	for i, g := range old.Gaps {
+		after := g.After
+		seg := &segment{after: &after, stop: &g.Before, afterAbs: base + g.Span}
+		if w.walk(seg) {
+			base = seg.closedAt
+			continue
+		}
+		left := gap{After: *seg.after, Span: seg.afterAbs - w.topAbs, Before: g.Before}
+		if left.Span < 0 {
+			left.Span = 0
+		}
+		next.Gaps = append([]gap{left}, old.Gaps[i+1:]...)
+		return next, false
+	}
+	return next, true
+}
+
+func ids(items []Item) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
+}
+
+// pick returns the items whose ids are in fresh, in items' order.
+func pick(items []Item, fresh []string) []Item {
+	if len(fresh) == 0 {
+		return nil
+	}
+	ok := make(map[string]bool, len(fresh))
+	for _, id := range fresh {
+		ok[id] = true
+	}
+	out := make([]Item, 0, len(fresh))
+	for _, it := range items {
+		if ok[it.ID] {
+			out = append(out, it)
+		}
+	}
+	return out
+}

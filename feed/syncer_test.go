@@ -1,0 +1,436 @@
+package feed_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/feed"
+)
+
+func TestFirstSyncReadsTheHeadOnly(t *testing.T) {
+	t.Parallel()
+	src := newList(100)
+	src.publish(450)
+	s := newSyncer(t, openStore(t), feed.Config{})
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.First || res.Pages != 1 || len(res.Items) != 100 || res.Stop != feed.StopCaughtUp || res.Gaps != 0 {
+		t.Fatalf("first sync: first=%v pages=%d items=%d stop=%s gaps=%d", res.First, res.Pages, len(res.Items), res.Stop, res.Gaps)
+	}
+	if res.Items[0].ID != "i00450" || res.Items[99].ID != "i00351" {
+		t.Fatalf("first sync items %s..%s", res.Items[0].ID, res.Items[99].ID)
+	}
+	// Steady state: nothing new costs one page and returns nothing.
+	for range 3 {
+		res, err = s.Sync(ctx(t), "idx", src)
+		if err != nil || res.Pages != 1 || len(res.Items) != 0 || res.First || res.Stop != feed.StopCaughtUp {
+			t.Fatalf("steady sync: %+v, %v", res, err)
+		}
+	}
+	// A few new items: still one page, exactly those.
+	ids := src.publish(7)
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Pages != 1 || len(res.Items) != 7 || res.Items[0].ID != ids[6] || res.Items[6].ID != ids[0] {
+		t.Fatalf("sync after 7 new: %+v, %v", res, err)
+	}
+	if n := src.requests(); n != 5 {
+		t.Fatalf("%d page requests for 5 syncs", n)
+	}
+}
+
+func TestFirstSyncCatchUp(t *testing.T) {
+	t.Parallel()
+	src := newList(100)
+	src.publish(450)
+	s := newSyncer(t, openStore(t), feed.Config{CatchUp: 2})
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pages overlap by one item so that each can check its place.
+	if res.Pages != 3 || len(res.Items) != 298 || res.Gaps != 0 {
+		t.Fatalf("catch-up: pages=%d items=%d gaps=%d", res.Pages, len(res.Items), res.Gaps)
+	}
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Pages != 1 || len(res.Items) != 0 {
+		t.Fatalf("after catch-up: %+v, %v", res, err)
+	}
+}
+
+// TestBurstIsCaughtUpAcrossCalls: 250 new releases with three pages a call
+// are read over several calls, with new releases arriving in between and
+// while pages are read, and every release comes out exactly once.
+func TestBurstIsCaughtUpAcrossCalls(t *testing.T) {
+	t.Parallel()
+	src := newList(100)
+	src.publish(120)
+	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 2})
+	got := newTally(t)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.add(res.Items)
+
+	want := src.publish(250)
+	// Releases also arrive during the walk: two before every gap page.
+	var requests atomic.Int32
+	src.onPage = func(offset int) {
+		if requests.Add(1)%2 == 0 {
+			want = append(want, src.publish(2)...)
+		}
+	}
+	calls := 0
+	for ; calls < 10; calls++ {
+		res, err := s.Sync(ctx(t), "idx", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Pages > 2 {
+			t.Fatalf("call %d used %d pages; MaxPages is 2", calls, res.Pages)
+		}
+		got.add(res.Items)
+		if res.Gaps == 0 && res.Stop == feed.StopCaughtUp {
+			break
+		}
+	}
+	src.onPage = nil
+	// What arrived during the last walk is read by the next sync.
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.add(res.Items)
+	if miss := got.missing(want); len(miss) > 0 {
+		t.Fatalf("after %d calls, %d releases never came out: %v", calls+1, len(miss), miss)
+	}
+	if calls+1 < 2 || calls+1 > 5 {
+		t.Fatalf("caught up after %d calls; expected a few", calls+1)
+	}
+	st, err := s.Status(ctx(t), "idx")
+	if err != nil || st.Gaps != 0 || st.Items != int64(len(got.seen)) {
+		t.Fatalf("status %+v, %v; want no gap and %d items", st, err, len(got.seen))
+	}
+}
+
+func TestFailedPageLeavesTheCursor(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	src := newList(50)
+	src.publish(60)
+	s := newSyncer(t, st, feed.Config{MaxPages: 10})
+	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
+		t.Fatal(err)
+	}
+	want := src.publish(180)
+	before, _, err := st.FeedCursor(ctx(t), "idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Requests so far: 1. The third request of the next sync fails.
+	src.failRequest(1+3, errPageDown)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if !errors.Is(err, errPageDown) || res.Stop != feed.StopFailed || res.Pages != 3 {
+		t.Fatalf("sync with a failing page: %+v, %v", res, err)
+	}
+	if !strings.HasPrefix(err.Error(), "feed: idx: page at offset ") {
+		t.Fatalf("error %q does not say which feed and page", err)
+	}
+	got := newTally(t)
+	got.add(res.Items)
+	if len(res.Items) != 99 { // two pages of 50 overlapping by one
+		t.Fatalf("failed sync returned %d items read before the failure, want 99", len(res.Items))
+	}
+	after, _, err := st.FeedCursor(ctx(t), "idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before.State, after.State) {
+		t.Fatalf("the failed sync moved the cursor:\n%s\n%s", before.State, after.State)
+	}
+	// The retry reads the same stretch again but hands out only the rest.
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.add(res.Items)
+	if miss := got.missing(want); len(miss) > 0 {
+		t.Fatalf("missing after the retry: %v", miss)
+	}
+	if len(got.seen) != len(want) {
+		t.Fatalf("handed out %d items, want %d", len(got.seen), len(want))
+	}
+}
+
+// dailyGate is an Admitter with a fixed number of page requests per UTC day
+// of a fake clock.
+type dailyGate struct {
+	clk     *clock
+	perDay  int
+	day     time.Time
+	used    int
+	heads   int
+	gaps    int
+	refused int
+}
+
+func (g *dailyGate) AdmitPage(_ context.Context, _ string, head bool) error {
+	day := g.clk.Now().Truncate(24 * time.Hour)
+	if !day.Equal(g.day) {
+		g.day, g.used = day, 0
+	}
+	if g.used >= g.perDay {
+		g.refused++
+		return fmt.Errorf("%w: allowance used up until %s", feed.ErrNotAdmitted, day.Add(24*time.Hour).Format(time.DateOnly))
+	}
+	g.used++
+	if head {
+		g.heads++
+	} else {
+		g.gaps++
+	}
+	return nil
+}
+
+func TestExhaustedAllowanceResumesNextDay(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	src := newList(100)
+	src.publish(30)
+	gate := &dailyGate{clk: clk, perDay: 3}
+	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 10, Admitter: gate, Now: clk.Now})
+	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
+		t.Fatal(err)
+	}
+	want := src.publish(500)
+	got := newTally(t)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatalf("a refusal is not an error: %v", err)
+	}
+	got.add(res.Items)
+	if res.Stop != feed.StopNotAdmitted || !errors.Is(res.Refusal, feed.ErrNotAdmitted) || res.Gaps != 1 || res.Pages != 2 {
+		t.Fatalf("mid-gap refusal: %+v", res)
+	}
+	// Later the same day: refused at once, nothing requested.
+	before := src.requests()
+	clk.Advance(time.Hour)
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Stop != feed.StopNotAdmitted || res.Pages != 0 || src.requests() != before {
+		t.Fatalf("same-day sync: %+v, %v", res, err)
+	}
+	// Next day: resumes where it stopped, and so on until caught up.
+	for day := 0; day < 5; day++ {
+		clk.Advance(24 * time.Hour)
+		res, err = s.Sync(ctx(t), "idx", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.add(res.Items)
+		if res.Stop == feed.StopCaughtUp {
+			break
+		}
+	}
+	if miss := got.missing(want); len(miss) > 0 || res.Stop != feed.StopCaughtUp {
+		t.Fatalf("stop %s; %d of %d never came out", res.Stop, len(miss), len(want))
+	}
+	if gate.heads == 0 || gate.gaps == 0 {
+		t.Fatalf("heads %d, gaps %d: both kinds should have been admitted", gate.heads, gate.gaps)
+	}
+}
+
+func TestResumeReadsGapsOnly(t *testing.T) {
+	t.Parallel()
+	var heads, gaps atomic.Int32
+	gate := feed.AdmitterFunc(func(_ context.Context, _ string, head bool) error {
+		if head {
+			heads.Add(1)
+		} else {
+			gaps.Add(1)
+		}
+		return nil
+	})
+	src := newList(100)
+	src.publish(10)
+	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 2, Admitter: gate})
+	if res, err := s.Resume(ctx(t), "idx", src); err != nil || res.Stop != feed.StopNoGap || res.Pages != 0 {
+		t.Fatalf("resume of a new feed: %+v, %v", res, err)
+	}
+	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
+		t.Fatal(err)
+	}
+	want := src.publish(400)
+	got := newTally(t)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Gaps != 1 {
+		t.Fatalf("sync: %+v, %v", res, err)
+	}
+	got.add(res.Items)
+	newer := src.publish(30) // arrive before the resumes; they wait for the next Sync
+	heads.Store(0)
+	for range 5 {
+		res, err = s.Resume(ctx(t), "idx", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.add(res.Items)
+		if res.Gaps == 0 {
+			break
+		}
+	}
+	if heads.Load() != 0 {
+		t.Fatalf("Resume admitted %d head polls", heads.Load())
+	}
+	if miss := got.missing(want); len(miss) > 0 {
+		t.Fatalf("resume missed %d: %v", len(miss), miss)
+	}
+	if len(got.missing(newer)) != len(newer) {
+		t.Fatal("Resume read above the stored head")
+	}
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.add(res.Items)
+	if miss := got.missing(newer); len(miss) > 0 || res.Pages != 1 {
+		t.Fatalf("sync after resume: pages %d, missing %v", res.Pages, miss)
+	}
+}
+
+func TestTakenDownHeadFallsBackToTime(t *testing.T) {
+	t.Parallel()
+	src := newList(20)
+	first := src.publish(30)
+	s := newSyncer(t, openStore(t), feed.Config{})
+	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
+		t.Fatal(err)
+	}
+	src.remove(first[29]) // the stored head
+	src.remove(first[28])
+	want := src.publish(5)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pages != 1 || len(res.Items) != 5 || res.Stop != feed.StopCaughtUp {
+		t.Fatalf("sync past a taken-down head: pages %d items %d stop %s", res.Pages, len(res.Items), res.Stop)
+	}
+	got := newTally(t)
+	got.add(res.Items)
+	if miss := got.missing(want); len(miss) > 0 {
+		t.Fatalf("missing %v", miss)
+	}
+}
+
+func TestConcurrentSyncConflicts(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	src := newList(10)
+	src.publish(10)
+	a := newSyncer(t, st, feed.Config{})
+	b := newSyncer(t, st, feed.Config{}) // as another node would have
+	if _, err := a.Sync(ctx(t), "idx", src); err != nil {
+		t.Fatal(err)
+	}
+	src.publish(3)
+	// While a reads its page, b completes a whole sync of the same feed.
+	var bres feed.Result
+	var berr error
+	src.onPage = func(int) {
+		src.onPage = nil
+		bres, berr = b.Sync(ctx(t), "idx", src)
+	}
+	res, err := a.Sync(ctx(t), "idx", src)
+	if !errors.Is(err, feed.ErrConflict) || len(res.Items) != 0 {
+		t.Fatalf("the overtaken sync: %+v, %v; want ErrConflict and nothing handed out", res, err)
+	}
+	if berr != nil || len(bres.Items) != 3 {
+		t.Fatalf("the overtaking sync: %+v, %v", bres, berr)
+	}
+}
+
+func TestSourceExhaustionIsPassedOn(t *testing.T) {
+	t.Parallel()
+	src := newList(10)
+	src.publish(10)
+	m := &markingGate{}
+	s := newSyncer(t, openStore(t), feed.Config{Admitter: m})
+	src.failRequest(1, fmt.Errorf("indexer: %w", feed.ErrSourceExhausted))
+	_, err := s.Sync(ctx(t), "idx", src)
+	if !errors.Is(err, feed.ErrSourceExhausted) || m.marked.Load() != 1 {
+		t.Fatalf("err %v, marked %d", err, m.marked.Load())
+	}
+}
+
+type markingGate struct{ marked atomic.Int32 }
+
+func (*markingGate) AdmitPage(context.Context, string, bool) error { return nil }
+func (m *markingGate) MarkExhausted(context.Context, string, time.Time) error {
+	m.marked.Add(1)
+	return nil
+}
+
+func TestStatusAndReset(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	src := newList(10)
+	src.publish(15)
+	s := newSyncer(t, openStore(t), feed.Config{Now: clk.Now})
+	if st, err := s.Status(ctx(t), "idx"); err != nil || st.Synced {
+		t.Fatalf("status before any sync: %+v, %v", st, err)
+	}
+	for _, name := range []string{"idx", "other"} {
+		if _, err := s.Sync(ctx(t), name, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.Status(ctx(t), "idx")
+	if err != nil || !st.Synced || st.Items != 10 || st.Head.ID != "i00015" || !st.SyncedAt.Equal(clk.Now()) || st.Remembered != 10 {
+		t.Fatalf("status %+v, %v", st, err)
+	}
+	all, err := s.Statuses(ctx(t))
+	if err != nil || len(all) != 2 || all[1].Name != "other" {
+		t.Fatalf("statuses %+v, %v", all, err)
+	}
+	if ok, err := s.Reset(ctx(t), "idx"); !ok || err != nil {
+		t.Fatalf("reset %v, %v", ok, err)
+	}
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil || !res.First || len(res.Items) != 10 {
+		t.Fatalf("sync after reset: %+v, %v", res, err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	s := newSyncer(t, st, feed.Config{})
+	if _, err := s.Sync(ctx(t), "", newList(1)); err == nil || !strings.Contains(err.Error(), "feed: empty feed name") {
+		t.Errorf("empty name: %v", err)
+	}
+	if _, err := s.Sync(ctx(t), strings.Repeat("n", 300), newList(1)); err == nil {
+		t.Error("long name: want an error")
+	}
+	if _, err := s.Sync(ctx(t), "idx", nil); err == nil || !strings.Contains(err.Error(), "nil Source") {
+		t.Errorf("nil source: %v", err)
+	}
+	for _, cfg := range []feed.Config{{MaxPages: -1}, {CatchUp: -1}, {SeenCap: -1}, {MaxGaps: -2}} {
+		if _, err := feed.NewSyncer(st, cfg); err == nil || !strings.Contains(err.Error(), "feed: Config.") {
+			t.Errorf("NewSyncer(%+v) = %v; want an error naming the field", cfg, err)
+		}
+	}
+	if _, err := feed.NewSyncer(nil, feed.Config{}); err == nil {
+		t.Error("nil store: want an error")
+	}
+	if cs, _ := st.FeedCursors(ctx(t)); len(cs) != 0 {
+		t.Fatalf("bad input stored %d cursors", len(cs))
+	}
+}

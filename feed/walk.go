@@ -1,0 +1,234 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// walker reads pages for one Sync or Resume and collects the items of the
+// stretches it walks. Offsets are absolute positions in the feed as it is
+// while being read; the feed may grow at the top meanwhile, and topAbs
+// follows where the newest item known to this walk has drifted to.
+type walker struct {
+	ctx      context.Context
+	name     string
+	src      Source
+	admit    Admitter
+	maxPages int
+	headNext bool // the next request is a sync's head page
+
+	pages   int
+	pageLen int // the longest page seen, for stepping back
+	// topAbs is where the stored head is now, for a Resume that learned how
+	// far new releases pushed it (0 otherwise).
+	topAbs    int
+	driftOnce bool
+	items     []Item
+	taken     map[string]bool
+	newHead   *Marker // page 0's first item, when the head page was read
+
+	stop    StopReason
+	refusal error // set with StopNotAdmitted
+	err     error // set with StopFailed
+}
+
+// segment is one stretch being walked: from just below after (from the
+// top when after is nil) down to stop (the end of the feed when stop is
+// nil).
+type segment struct {
+	after *Marker
+	stop  *Marker
+	// afterAbs is where after is expected (or, for the head, where to
+	// start: 0).
+	afterAbs int
+	// closedAt is the absolute offset of stop, once found.
+	closedAt int
+}
+
+// fetch admits and requests one page. It returns false when the walk must
+// end; w.stop says why.
+func (w *walker) fetch(offset int) ([]Item, bool) {
+	if w.pages >= w.maxPages {
+		w.stop = StopMaxPages
+		return nil, false
+	}
+	head := w.headNext
+	w.headNext = false
+	if err := w.admit.AdmitPage(w.ctx, w.name, head); err != nil {
+		if errors.Is(err, ErrNotAdmitted) {
+			w.stop, w.refusal = StopNotAdmitted, err
+		} else {
+			w.stop, w.err = StopFailed, fmt.Errorf("feed: %s: admit page at offset %d: %w", w.name, offset, err)
+		}
+		return nil, false
+	}
+	w.pages++
+	items, err := w.src.Page(w.ctx, offset)
+	if err != nil {
+		w.stop, w.err = StopFailed, fmt.Errorf("feed: %s: page at offset %d: %w", w.name, offset, err)
+		return nil, false
+	}
+	if offset == 0 && head && len(items) > 0 && w.newHead == nil {
+		m := markerOf(items[0])
+		w.newHead = &m
+	}
+	return items, true
+}
+
+// take collects an item once per walk; items without an id cannot be
+// tracked and are skipped.
+func (w *walker) take(it Item) {
+	if it.ID == "" || w.taken[it.ID] {
+		return
+	}
+	w.taken[it.ID] = true
+	w.items = append(w.items, it)
+}
+
+// walk reads seg until its stop marker is found (true) or the walk must end
+// (false; seg.after and seg.afterAbs then say how far it got).
+//
+// Every page after the first of a stretch starts with the last item read,
+// so the walk always checks its place by id. When the item it resumes from
+// is not where expected, it searches: down while the page holds only newer
+// items (new releases pushed it down), up while the page starts at or
+// below it or lies past the end of the feed (something above was taken
+// down, or the estimate was too deep). Each step of the search moves
+// seg.afterAbs, so a search cut short by MaxPages resumes from its latest
+// estimate rather than starting over. The search ends at the item itself,
+// or at the place where it would be when it was taken down; reading then
+// starts there, and whatever is read twice is recognised by id.
+func (w *walker) walk(seg *segment) bool {
+	offset := seg.afterAbs
+	after := seg.after
+	expect := seg.afterAbs
+	for {
+		items, ok := w.fetch(offset)
+		if !ok {
+			return false
+		}
+		w.pageLen = max(w.pageLen, len(items))
+		if len(items) == 0 && (after == nil || offset == 0) {
+			// The feed ends above the stop marker: it was taken down along
+			// with everything below; nothing is left to read.
+			seg.closedAt = offset
+			return true
+		}
+		i := 0
+		if after != nil {
+			idx, where := 0, markerAbove
+			if len(items) > 0 { // an empty page lies past the end of the feed
+				idx, where = locateAfter(items, *after)
+			}
+			switch {
+			case where == markerBelow:
+				offset += len(items)
+				seg.afterAbs = offset
+				continue
+			case where == markerAbove && offset > 0:
+				offset = max(0, offset-max(1, w.pageLen-1))
+				seg.afterAbs = offset
+				continue
+			case where == markerAt:
+				if w.driftOnce {
+					// A Resume does not read the head, so the first
+					// marker it finds further down than expected tells it
+					// how many releases arrived since the head was read.
+					w.driftOnce = false
+					if d := offset + idx - expect; d > 0 {
+						w.topAbs += d
+					}
+				}
+				i = idx + 1
+			default: // markerGone, or markerAbove at the very top
+				i = idx
+			}
+			after = nil
+		}
+		stopIdx := -1
+		if seg.stop != nil {
+			stopIdx = findStop(items[i:], *seg.stop)
+			if stopIdx >= 0 {
+				stopIdx += i
+			}
+		}
+		end := len(items)
+		if stopIdx >= 0 {
+			end = stopIdx
+		}
+		for _, it := range items[i:end] {
+			w.take(it)
+		}
+		if stopIdx >= 0 {
+			seg.closedAt = offset + stopIdx
+			return true
+		}
+		last := markerOf(items[len(items)-1])
+		seg.after, seg.afterAbs = &last, offset+len(items)-1
+		if len(items) == 1 {
+			// A one-item page cannot overlap the next one.
+			offset++
+			continue
+		}
+		// The next page starts with the last item read, so that the walk
+		// can check its place (and notice items inserted above it).
+		after, offset, expect = seg.after, seg.afterAbs, seg.afterAbs
+	}
+}
+
+type markerWhere int
+
+const (
+	markerAt    markerWhere = iota // the marker is in the page, at idx
+	markerBelow                    // every item is newer: the marker is further down
+	markerAbove                    // the first item is older: the marker is further up
+	markerGone                     // not in the page by id; items from idx on are not newer
+)
+
+// locateAfter finds the marker the walk resumes below: by id, else by
+// publish time (the marker's item may have been taken down). A page whose
+// first item is not newer than the marker may have started below it
+// (something above was taken down and everything moved up), so the walk
+// steps back before it concludes the marker is gone; and items published at
+// the marker's very time may lie on either side of it, so they are read
+// again rather than risk skipping one.
+func locateAfter(items []Item, m Marker) (int, markerWhere) {
+	for i, it := range items {
+		if it.ID == m.ID {
+			return i, markerAt
+		}
+	}
+	if m.Published.IsZero() {
+		return 0, markerGone
+	}
+	for i, it := range items {
+		if !it.Published.IsZero() && !it.Published.After(m.Published) {
+			if i == 0 {
+				return 0, markerAbove
+			}
+			return i, markerGone
+		}
+	}
+	return 0, markerBelow
+}
+
+// findStop returns the index of the stop marker in items: by id, else the
+// first item strictly older than it (the marker's item was taken down), else
+// -1.
+func findStop(items []Item, m Marker) int {
+	for i, it := range items {
+		if it.ID == m.ID {
+			return i
+		}
+	}
+	if m.Published.IsZero() {
+		return -1
+	}
+	for i, it := range items {
+		if !it.Published.IsZero() && it.Published.Before(m.Published) {
+			return i
+		}
+	}
+	return -1
+}
