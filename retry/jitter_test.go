@@ -80,8 +80,8 @@ func TestJitterSpreadsSimultaneousFailures(t *testing.T) {
 	if d := dueAt(hi.Add(-5 * time.Second)); d == n {
 		t.Errorf("everything due 5s before the band ends: the spread does not reach its upper edge")
 	}
-	// Forty slices of 9 s each should hold about 250 items apiece.
-	const slices = 40
+	// Twenty slices of 18 s each should hold about 500 items apiece.
+	const slices = 20
 	prev := 0
 	for k := 1; k <= slices; k++ {
 		d := dueAt(lo.Add(hi.Sub(lo) * time.Duration(k) / slices))
