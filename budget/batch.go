@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -78,6 +79,10 @@ func (q *batcher) admit(ctx context.Context, p StoreAdmitParams) (StoreAdmitResu
 // send sends lead's admission together with the calls waiting, then passes
 // the job on to the next waiting call, if any.
 func (q *batcher) send(lead *call) {
+	// Callers that the previous batch just answered often come straight
+	// back with their next admission: let them queue before the batch is
+	// taken, which nearly doubles batches under steady load.
+	runtime.Gosched()
 	q.mu.Lock()
 	n := min(len(q.pending), maxBatch-1)
 	batch := make([]*call, 0, n+1)

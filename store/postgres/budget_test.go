@@ -10,20 +10,22 @@ import (
 	"github.com/hostguard/hostguard/store/storetest"
 )
 
-// BenchmarkBudgetAdmit runs 8 goroutines over three store handles (three
-// nodes' connection pools) on one database.
+// BenchmarkBudgetAdmit runs 8 goroutines on one store handle, or spread
+// over three handles (three nodes' connection pools) on one database.
 func BenchmarkBudgetAdmit(b *testing.B) {
-	for _, sources := range []int{1, 100} {
-		b.Run(fmt.Sprintf("sources=%d", sources), func(b *testing.B) {
-			dsn := storetest.PostgresDSN(b)
-			storetest.BenchBudgetAdmit(b, sources, 3, func(tb testing.TB) budget.Store {
-				st, err := postgres.Open(context.Background(), dsn)
-				if err != nil {
-					tb.Fatal(err)
-				}
-				tb.Cleanup(func() { st.Close() })
-				return st
+	for _, nodes := range []int{1, 3} {
+		for _, sources := range []int{1, 100} {
+			b.Run(fmt.Sprintf("nodes=%d/sources=%d", nodes, sources), func(b *testing.B) {
+				dsn := storetest.PostgresDSN(b)
+				storetest.BenchBudgetAdmit(b, sources, nodes, func(tb testing.TB) budget.Store {
+					st, err := postgres.Open(context.Background(), dsn)
+					if err != nil {
+						tb.Fatal(err)
+					}
+					tb.Cleanup(func() { st.Close() })
+					return st
+				})
 			})
-		})
+		}
 	}
 }
