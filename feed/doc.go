@@ -19,7 +19,9 @@
 //
 // Every page request first passes an Admitter (usually a budget): the head
 // page as a head poll, the rest as gap pages. A refusal ends the sync
-// cleanly with what was read so far saved. A page request that fails ends the
+// cleanly with what was read so far saved; so does a source's answer that
+// its own request limit is reached (ErrSourceExhausted), which the
+// Admitter hears about too. A page request that fails otherwise ends the
 // sync with its error and leaves the stored position exactly where it was;
 // the items read before the failure are returned (and recorded as handed
 // out, so the retry does not return them again).

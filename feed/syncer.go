@@ -16,7 +16,9 @@ const (
 	StopCaughtUp StopReason = "caught-up"
 	// StopMaxPages: Config.MaxPages pages were read; a gap remains.
 	StopMaxPages StopReason = "max-pages"
-	// StopNotAdmitted: the Admitter refused a page; progress is saved.
+	// StopNotAdmitted: the Admitter refused a page, or the source answered
+	// that its own request limit is reached (ErrSourceExhausted); progress
+	// up to that page is saved.
 	StopNotAdmitted StopReason = "not-admitted"
 	// StopFailed: a page (or its admission) failed; the stored position is
 	// unchanged.
@@ -35,8 +37,9 @@ type Result struct {
 	First bool
 	// Stop says why the walk ended.
 	Stop StopReason
-	// Refusal is the Admitter's refusal when Stop is StopNotAdmitted; with
-	// a budget it says which allowance ran out and when it resets.
+	// Refusal is the reason when Stop is StopNotAdmitted: the Admitter's
+	// refusal (with a budget, which allowance ran out and when it resets),
+	// or the source's error matching ErrSourceExhausted.
 	Refusal error
 	// Gaps is how many unread stretches remain.
 	Gaps int
@@ -82,7 +85,10 @@ func (s *Syncer) lock(name string) func() {
 //
 // A page that fails ends the sync with an error; Result.Items then holds
 // what was read before it, and the stored position is unchanged. An
-// Admitter's refusal ends it cleanly (nil error, Stop StopNotAdmitted).
+// Admitter's refusal, or a source's answer that its own limit is reached,
+// ends it cleanly: nil error, Stop StopNotAdmitted, the pages read so far
+// saved. The latter is also passed to the Admitter when it implements
+// ExhaustionMarker, so that the rest of the day asks nothing more.
 func (s *Syncer) Sync(ctx context.Context, name string, src Source) (Result, error) {
 	return s.run(ctx, name, src, true)
 }
@@ -152,7 +158,7 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 		return res, fmt.Errorf("feed: %s: save: %w", name, err)
 	}
 	res.Items = pick(w.items, out.New)
-	if w.err != nil && errors.Is(w.err, ErrSourceExhausted) {
+	if w.sourceExhausted {
 		if m, ok := s.cfg.Admitter.(ExhaustionMarker); ok {
 			// Best effort: the source will refuse again anyway.
 			_ = m.MarkExhausted(ctx, name, s.cfg.Now())

@@ -363,10 +363,26 @@ func TestSourceExhaustionIsPassedOn(t *testing.T) {
 	src.publish(10)
 	m := &markingGate{}
 	s := newSyncer(t, openStore(t), feed.Config{Admitter: m})
-	src.failRequest(1, fmt.Errorf("indexer: %w", feed.ErrSourceExhausted))
-	_, err := s.Sync(ctx(t), "idx", src)
-	if !errors.Is(err, feed.ErrSourceExhausted) || m.marked.Load() != 1 {
-		t.Fatalf("err %v, marked %d", err, m.marked.Load())
+	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
+		t.Fatal(err)
+	}
+	want := src.publish(30)
+	src.failRequest(4, fmt.Errorf("indexer: %w", feed.ErrSourceExhausted)) // after the head page and one gap page
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Stop != feed.StopNotAdmitted || !errors.Is(res.Refusal, feed.ErrSourceExhausted) || m.marked.Load() != 1 {
+		t.Fatalf("res %+v, err %v, marked %d", res, err, m.marked.Load())
+	}
+	// The pages read before the refusal count: the next sync goes on after
+	// them (head page, then the last two pages of the gap).
+	got := newTally(t)
+	got.add(res.Items)
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Pages != 3 {
+		t.Fatalf("next sync: pages %d, %v", res.Pages, err)
+	}
+	got.add(res.Items)
+	if miss := got.missing(want); len(miss) > 0 {
+		t.Fatalf("missing %v", miss)
 	}
 }
 

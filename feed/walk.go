@@ -28,9 +28,10 @@ type walker struct {
 	taken     map[string]bool
 	newHead   *Marker // page 0's first item, when the head page was read
 
-	stop    StopReason
-	refusal error // set with StopNotAdmitted
-	err     error // set with StopFailed
+	stop            StopReason
+	refusal         error // set with StopNotAdmitted
+	sourceExhausted bool  // the refusal came from the source itself
+	err             error // set with StopFailed
 }
 
 // segment is one stretch being walked: from just below after (from the
@@ -66,7 +67,14 @@ func (w *walker) fetch(offset int) ([]Item, bool) {
 	w.pages++
 	items, err := w.src.Page(w.ctx, offset)
 	if err != nil {
-		w.stop, w.err = StopFailed, fmt.Errorf("feed: %s: page at offset %d: %w", w.name, offset, err)
+		err = fmt.Errorf("feed: %s: page at offset %d: %w", w.name, offset, err)
+		if errors.Is(err, ErrSourceExhausted) {
+			// The source refused, as a budget would have: nothing was
+			// lost, so the pages read so far count.
+			w.stop, w.refusal, w.sourceExhausted = StopNotAdmitted, err, true
+		} else {
+			w.stop, w.err = StopFailed, err
+		}
 		return nil, false
 	}
 	if offset == 0 && head && len(items) > 0 && w.newHead == nil {
