@@ -67,11 +67,15 @@ func Key(rawURL string) (string, error) {
 	if canonical && !hadUserinfo && isLowerASCII(scheme) && portCanonical && (port == "" || !dropPort) {
 		return rawURL[:len(scheme)+3+len(host)+len(port)+min(len(port), 1)], nil
 	}
+	if isASCII(host) && strings.IndexByte(host, '%') < 0 {
+		// join lower-cases ASCII on the way, which saves a copy.
+		return join(scheme, host, true, p, dropPort), nil
+	}
 	name, err := canonicalRegName(host)
 	if err != nil {
 		return "", err
 	}
-	return join(scheme, name, p, dropPort), nil
+	return join(scheme, name, false, p, dropPort), nil
 }
 
 // splitScheme splits "scheme:rest" the way net/url does: a scheme is a
@@ -269,17 +273,24 @@ func ipv6Key(raw, scheme, host, port string, p int, dropPort, hadUserinfo, portC
 		// Interface names are case-sensitive: the zone keeps its case.
 		name += "%25" + zone
 	}
-	return join(scheme, name+"]", p, dropPort), nil
+	return join(scheme, name+"]", false, p, dropPort), nil
 }
 
-func join(scheme, host string, port int, dropPort bool) string {
+// join writes a key; lowerHost lower-cases the host's ASCII letters.
+func join(scheme, host string, lowerHost bool, port int, dropPort bool) string {
 	var b strings.Builder
 	b.Grow(len(scheme) + 3 + len(host) + 6)
 	for i := 0; i < len(scheme); i++ {
 		b.WriteByte(lower(scheme[i]))
 	}
 	b.WriteString("://")
-	b.WriteString(host)
+	if lowerHost {
+		for i := 0; i < len(host); i++ {
+			b.WriteByte(lower(host[i]))
+		}
+	} else {
+		b.WriteString(host)
+	}
 	if !dropPort {
 		b.WriteByte(':')
 		var digits [5]byte
@@ -291,6 +302,15 @@ func join(scheme, host string, port int, dropPort bool) string {
 		b.Write(digits[n:])
 	}
 	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func isLowerASCII(s string) bool {
