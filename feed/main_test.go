@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -173,3 +174,5 @@ func (c *tally) missing(want []string) []string {
 	}
 	return out
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
