@@ -383,4 +383,3 @@ func (l *Loop) setLeading(v bool) {
 		l.cfg.Logger.Info("feed: loop leadership changed", "leading", v, "feeds", len(l.order))
 	}
 }
-
