@@ -30,13 +30,13 @@ type endpoint struct {
 	serial uint64
 
 	mu        sync.Mutex
-	open      bool      // tripped: Open until openUntil, HalfOpen from then on
-	openUntil time.Time //
-	trial     uint64    // seq of the ticket holding the half-open slot; 0 when free
-	epoch     uint64    // bumped by Reset
-	seq       uint64    // last admission seq handed out
-	boundary  admission // last admission at the time of the last counted failure
-	streak    []time.Time
+	open      bool          // tripped: Open until openUntil, HalfOpen from then on
+	openUntil time.Time     // end of the open period
+	trial     uint64        // seq of the ticket holding the half-open slot; 0 when free
+	epoch     uint64        // bumped by Reset
+	seq       uint64        // last admission seq handed out
+	boundary  admission     // last admission at the time of the last counted failure
+	streak    []time.Time   // times of the counted failures that may still trip, while closed
 	fails     int           // counted failures since the record last cleared
 	last      failure.Class // class of the last counted failure
 	lastAt    time.Time
