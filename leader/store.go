@@ -34,7 +34,9 @@ type Store interface {
 	// that another node can take it at once; the term is kept, so the next
 	// holder's term is higher. Otherwise it does nothing.
 	LeaderResign(ctx context.Context, p StoreResignParams) error
-	// LeaderGet returns the lease of name; a free lease has an empty Node.
+	// LeaderGet returns the lease of name; a free lease has an empty Node
+	// (and term 0 if never held). A single-node store, where every node
+	// leads, reports term 1 with an empty Node.
 	LeaderGet(ctx context.Context, name string) (Lease, error)
 }
 
