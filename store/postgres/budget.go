@@ -11,8 +11,9 @@ import (
 )
 
 // BudgetAdmit implements budget.Store. One transaction locks the batch's
-// counters and pacing slots (SELECT ... ORDER BY ... FOR UPDATE: every batch
-// of every node locks in the same order, so none can deadlock), decides
+// counters and pacing slots (SELECT ... ORDER BY ... FOR UPDATE, in byte
+// order like budget.LedgerKeys: every batch of every node, and every
+// cancel, locks in the same order, so none can deadlock), decides
 // the admissions with a budget.Ledger, and writes the new values back. Rows
 // that do not exist yet are first created in a statement of their own, so
 // that the locking transaction only ever waits for locks in order.
@@ -35,10 +36,10 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 		b.Queue(`INSERT INTO budget_usage (day, scope, kind, used)
 			SELECT k.day, k.scope, k.kind, budget_initial(k.day, k.scope, k.kind)
 			  FROM unnest($1::date[], $2::text[], $3::text[]) AS k(day, scope, kind)
-			 ORDER BY 1, 2, 3
+			 ORDER BY k.day, k.scope COLLATE "C", k.kind COLLATE "C"
 			ON CONFLICT DO NOTHING`, days, scopes, kinds)
 		b.Queue(`INSERT INTO budget_pace (source, next_at)
-			SELECT k.source, 'epoch' FROM unnest($1::text[]) AS k(source) ORDER BY 1
+			SELECT k.source, 'epoch' FROM unnest($1::text[]) AS k(source) ORDER BY k.source COLLATE "C"
 			ON CONFLICT DO NOTHING`, slots)
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return nil, fmt.Errorf("postgres: admit: create counters: %w", err)
@@ -76,7 +77,7 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 		  FROM budget_usage u
 		  JOIN unnest($1::date[], $2::text[], $3::text[]) WITH ORDINALITY AS k(day, scope, kind, i)
 		    ON u.day = k.day AND u.scope = k.scope AND u.kind = k.kind
-		 ORDER BY u.day, u.scope, u.kind
+		 ORDER BY u.day, u.scope COLLATE "C", u.kind COLLATE "C"
 		   FOR UPDATE OF u`, days, scopes, kinds).Query(func(rows pgx.Rows) error {
 		var i, used int64
 		var closed bool
@@ -87,7 +88,7 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 		})
 		return err
 	})
-	b.Queue(`SELECT source, next_at FROM budget_pace WHERE source = ANY($1) ORDER BY source FOR UPDATE`, slots).
+	b.Queue(`SELECT source, next_at FROM budget_pace WHERE source = ANY($1) ORDER BY source COLLATE "C" FOR UPDATE`, slots).
 		Query(func(rows pgx.Rows) error {
 			var src string
 			var next time.Time
