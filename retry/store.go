@@ -24,6 +24,11 @@ type Store interface {
 	// writes back the changed ones, all in one transaction. The result has
 	// one entry per id: nil, ErrNotFound, or the error Apply returned.
 	RetryUpdate(ctx context.Context, q UpdateQuery) ([]error, error)
+	// RetrySucceed is the fast path for the commonest lease operation, in
+	// one statement: see SucceedQuery. It reports, per entry, whether it
+	// marked the item done; the Scheduler judges the others (repeats,
+	// stale tokens, missing items) through RetryUpdate.
+	RetrySucceed(ctx context.Context, q SucceedQuery) ([]bool, error)
 	// RetryObserve records a sighting of q.ID (see ObserveQuery). An unknown
 	// id is ErrNotFound unless q.AddIfMissing.
 	RetryObserve(ctx context.Context, q ObserveQuery) (ObserveResult, error)
@@ -107,6 +112,19 @@ type UpdateQuery struct {
 	// changes r in place and reports whether it did; a non-nil error is
 	// reported for entry i and must come with no change.
 	Apply func(i int, r *Record) (changed bool, err error)
+}
+
+// SucceedQuery is the input of Store.RetrySucceed. IDs are distinct and
+// sorted; Gens[i] is the lease generation presented for IDs[i]. An item is
+// marked done exactly when its LeaseGen equals Gens[i] and its SettledGen
+// does not (its lease is live, or ran out without being claimed again):
+// State Done, NextAt zero (NULL), not ready, Failures 0, Expiries 0, no
+// Worker, SettledGen Gens[i], SettledOp OpSucceed, UpdatedAt Now. This is
+// the transition Scheduler.Settle would make through RetryUpdate.
+type SucceedQuery struct {
+	Now  time.Time
+	IDs  []string
+	Gens []int64
 }
 
 // Record is the part of an item that lease operations read and change.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hostguard/hostguard"
@@ -32,6 +33,8 @@ type options struct {
 	duration time.Duration
 	observe  int
 	fresh    bool
+	reuse    bool
+	phases   string
 	profile  string
 }
 
@@ -47,6 +50,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of each cycle phase")
 	fs.IntVar(&o.observe, "observe", 20_000, "Observe calls to time")
 	fs.BoolVar(&o.fresh, "fresh", true, "start from an empty store (deletes the SQLite file, or drops and recreates the search_path schema)")
+	fs.BoolVar(&o.reuse, "reuse", false, "skip loading: measure a store an earlier run loaded with the same -n and -due (implies -fresh=false)")
+	fs.StringVar(&o.phases, "phases", "idle,succeed,fail,observe,stats,disk", "phases to run, comma-separated")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the measured phases to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -77,7 +82,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.fresh {
+	if o.fresh && !o.reuse {
 		if err := reset(ctx, kind, target); err != nil {
 			return err
 		}
@@ -107,23 +112,22 @@ func run(ctx context.Context, args []string) error {
 	if err := r.load(ctx, s); err != nil {
 		return err
 	}
-	if err := r.idleClaims(ctx, s); err != nil {
-		return err
+	phases := map[string]func() error{
+		"idle":    func() error { return r.idleClaims(ctx, s) },
+		"succeed": func() error { return r.cycles(ctx, s, "claim→succeed", retry.OpSucceed) },
+		"fail":    func() error { return r.cycles(ctx, s, "claim→fail", retry.OpFail) },
+		"observe": func() error { return r.observe(ctx, s) },
+		"stats":   func() error { return r.stats(ctx, s) },
+		"disk":    func() error { return r.disk(ctx, st) },
 	}
-	if err := r.cycles(ctx, s, "claim→succeed", retry.OpSucceed); err != nil {
-		return err
-	}
-	if err := r.cycles(ctx, s, "claim→fail", retry.OpFail); err != nil {
-		return err
-	}
-	if err := r.observe(ctx, s); err != nil {
-		return err
-	}
-	if err := r.stats(ctx, s); err != nil {
-		return err
-	}
-	if err := r.disk(ctx, st); err != nil {
-		return err
+	for _, name := range strings.Split(o.phases, ",") {
+		phase, ok := phases[strings.TrimSpace(name)]
+		if !ok {
+			return fmt.Errorf("-phases: unknown phase %q (want idle, succeed, fail, observe, stats, disk)", name)
+		}
+		if err := phase(); err != nil {
+			return err
+		}
 	}
 	r.print(os.Stdout)
 	return nil
@@ -174,6 +178,7 @@ func (r *report) add(name, value, note string) {
 func itemID(i int) string { return fmt.Sprintf("%040x", uint64(i)*0x9E3779B97F4A7C15) }
 
 func (r *report) load(ctx context.Context, s *retry.Scheduler) error {
+	cpu0 := cpuTime()
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := time.Now()
 	dueN := int(float64(r.o.n) * r.o.due)
@@ -186,6 +191,9 @@ func (r *report) load(ctx context.Context, s *retry.Scheduler) error {
 				r.ids = append(r.ids, it.ID)
 			}
 		}
+		if r.o.reuse {
+			continue
+		}
 		batch = append(batch, it)
 		if len(batch) == cap(batch) || i == r.o.n-1 {
 			if _, err := s.Add(ctx, batch...); err != nil {
@@ -194,9 +202,13 @@ func (r *report) load(ctx context.Context, s *retry.Scheduler) error {
 			batch = batch[:0]
 		}
 	}
+	if r.o.reuse {
+		return nil
+	}
 	el := time.Since(start)
 	r.add("Add (batches of 10 000)", fmt.Sprintf("%.0f items/s", float64(r.o.n)/el.Seconds()),
-		fmt.Sprintf("%d items (%d due now, the rest in 1–30 days) in %v", r.o.n, dueN, el.Round(time.Millisecond)))
+		fmt.Sprintf("%d items (%d due now, the rest in 1–30 days) in %v; %.1f µs CPU per item in this process",
+			r.o.n, dueN, el.Round(time.Millisecond), float64((cpuTime()-cpu0).Microseconds())/float64(r.o.n)))
 	return nil
 }
 
@@ -238,7 +250,19 @@ func settle(ctx context.Context, s *retry.Scheduler, ls []retry.Lease, op retry.
 	return errors.Join(errs...)
 }
 
+// cpuTime is the CPU time this process has used so far. The machine is
+// shared, so wall-clock rates depend on what else runs; CPU per item does
+// much less.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func (r *report) cycles(ctx context.Context, s *retry.Scheduler, name string, op retry.Op) error {
+	cpu0 := cpuTime()
 	var done atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -278,8 +302,10 @@ func (r *report) cycles(ctx context.Context, s *retry.Scheduler, name string, op
 	if err := <-errs; err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	cpu := cpuTime() - cpu0
 	r.add(fmt.Sprintf("%s cycles", name), fmt.Sprintf("%.0f items/s", float64(done.Load())/el.Seconds()),
-		fmt.Sprintf("%d workers, claims of %d, settled in one batch each; %d items in %v", r.o.workers, r.o.batch, done.Load(), el.Round(time.Millisecond)))
+		fmt.Sprintf("%d workers, claims of %d, settled in one batch each; %d items in %v; this process used %.0f µs CPU per item",
+			r.o.workers, r.o.batch, done.Load(), el.Round(time.Millisecond), float64(cpu.Microseconds())/float64(max(done.Load(), 1))))
 	r.add(fmt.Sprintf("Claim latency during %s", name), pcts(lat), fmt.Sprintf("N=%d, %d workers at once", r.o.batch, r.o.workers))
 	return nil
 }
@@ -379,7 +405,8 @@ func pcts(lat []time.Duration) string {
 }
 
 func (r *report) print(w io.Writer) {
-	fmt.Fprintf(w, "\n%s, %d items, %d workers, claims of %d\n\n", r.engine, r.o.n, r.o.workers, r.o.batch)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(w, "\n%s, %d items, %d workers, claims of %d; load average at the end: %s\n", r.engine, r.o.n, r.o.workers, r.o.batch, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Fprintln(w, "| measure | result | notes |")
 	fmt.Fprintln(w, "|---|---|---|")
 	for _, x := range r.rows {

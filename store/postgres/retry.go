@@ -266,6 +266,33 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 	return errs, nil
 }
 
+// RetrySucceed implements retry.Store in one statement. The ids arrive
+// sorted, and a nested loop over them locks rows in that order, the order
+// every other batch writer uses.
+func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool, error) {
+	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
+			expiries = 0, worker = NULL, settled_gen = u.gen, settled_op = 1, updated_at = $1
+		FROM unnest($2::text[], $3::bigint[]) AS u(id, gen)
+		WHERE t.id = u.id AND t.lease_gen = u.gen AND t.settled_gen <> u.gen
+		RETURNING t.id`, q.Now, q.IDs, q.Gens)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: retry succeed: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: retry succeed: %w", err)
+	}
+	at := make(map[string]int, len(q.IDs))
+	for i, id := range q.IDs {
+		at[id] = i
+	}
+	done := make([]bool, len(q.IDs))
+	for _, id := range ids {
+		done[at[id]] = true
+	}
+	return done, nil
+}
+
 func retryText(s string) *string {
 	if s == "" {
 		return nil

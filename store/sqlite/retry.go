@@ -400,6 +400,55 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 	return errs, nil
 }
 
+// retrySucceedSQL marks live leases done; the batch is a JSON array of
+// [id, generation] pairs.
+const retrySucceedSQL = `UPDATE retry_items SET state = 3, ready = 0, next_at = NULL, fails = 0, expiries = 0,
+		worker = NULL, settled_gen = p.gen, settled_op = 1, updated_at = ?1
+	FROM (SELECT value ->> 0 AS id, value ->> 1 AS gen FROM json_each(?2)) AS p
+	WHERE retry_items.id = p.id AND retry_items.lease_gen = p.gen AND retry_items.settled_gen <> p.gen
+	RETURNING retry_items.id`
+
+// RetrySucceed implements retry.Store in one statement.
+func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool, error) {
+	pairs := make([][2]any, len(q.IDs))
+	for i := range q.IDs {
+		pairs[i] = [2]any{q.IDs[i], q.Gens[i]}
+	}
+	list, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
+	}
+	st, err := s.stmt(ctx, s.w, retrySucceedSQL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
+	}
+	done := make([]bool, len(q.IDs))
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		clear(done)
+		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, micros(q.Now), string(list))
+		if err != nil {
+			return err
+		}
+		at := make(map[string]int, len(q.IDs))
+		for i, id := range q.IDs {
+			at[id] = i
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			done[at[id]] = true
+		}
+		return rows.Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
+	}
+	return done, nil
+}
+
 // RetryObserve implements retry.Store.
 func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) (retry.ObserveResult, error) {
 	var res retry.ObserveResult
