@@ -92,6 +92,7 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context) error) e
 		return errors.New("leader: Run is already active on this Elector")
 	}
 	defer e.running.Store(false)
+	failing := false // one log line per store outage, not one per attempt
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -107,11 +108,18 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context) error) e
 		})
 		cancel()
 		wait := e.cfg.RenewEvery
+		if err == nil && failing {
+			e.log.Info("leader: store answers again")
+			failing = false
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			e.log.Warn("leader: campaign failed", "err", err)
+			if !failing {
+				e.log.Warn("leader: campaign failed; retrying quietly until the store answers", "err", err)
+				failing = true
+			}
 		case won:
 			done, ferr := e.lead(ctx, lease, sent, fn)
 			if done {
