@@ -7,38 +7,44 @@ import (
 
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // EvidenceRecord implements evidence.Store. The upsert is one statement, so
 // nodes recording the same key at once settle on the newest check; the trim
-// that follows may under-delete when two nodes trim together (both pick the
-// same oldest rows), never over-delete, and the next write catches up.
+// runs in the same transaction (one commit) and may under-delete when two
+// nodes trim together (both pick the same oldest rows), never over-delete;
+// the next write catches up.
 func (s *Store) EvidenceRecord(ctx context.Context, p evidence.RecordParams) error {
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO evidence (fingerprint, subject, source, verdict, reason, checked_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (fingerprint, subject, source) DO UPDATE SET
-			verdict = excluded.verdict, reason = excluded.reason, checked_at = excluded.checked_at
-		WHERE excluded.checked_at >= evidence.checked_at
-		  AND (excluded.verdict <> 0 OR evidence.verdict = 0)`,
-		p.Fingerprint, p.Subject, p.Source, int16(p.Verdict), string(p.Reason), p.CheckedAt.UTC())
-	if err != nil {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO evidence (fingerprint, subject, source, verdict, reason, checked_at)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (fingerprint, subject, source) DO UPDATE SET
+				verdict = excluded.verdict, reason = excluded.reason, checked_at = excluded.checked_at
+			WHERE excluded.checked_at >= evidence.checked_at
+			  AND (excluded.verdict <> 0 OR evidence.verdict = 0)`,
+			p.Fingerprint, p.Subject, p.Source, int16(p.Verdict), string(p.Reason), p.CheckedAt.UTC())
+		if err != nil || p.MaxRows <= 0 || p.TrimBatch <= 0 {
+			return err
+		}
+		_, err = evidenceTrim(ctx, tx, p.MaxRows, p.TrimBatch)
 		return err
-	}
-	if p.MaxRows <= 0 || p.TrimBatch <= 0 {
-		return nil
-	}
-	_, err = s.evidenceTrim(ctx, p.MaxRows, p.TrimBatch)
-	return err
+	})
 }
 
 // evidenceTrim deletes up to batch of the oldest rows beyond maxRows,
 // walking evidence_checked from its low end.
-func (s *Store) evidenceTrim(ctx context.Context, maxRows, batch int) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM evidence WHERE id IN (
+func evidenceTrim(ctx context.Context, q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, maxRows, batch int) (int64, error) {
+	// ARRAY(...) makes the victims an init plan, so the delete finds them
+	// through the primary key; "id IN (subquery)" with a computed LIMIT
+	// plans as a hash join over the whole table.
+	tag, err := q.Exec(ctx, `
+		DELETE FROM evidence WHERE id = ANY (ARRAY(
 			SELECT id FROM evidence ORDER BY checked_at, id
-			LIMIT (SELECT greatest(0, least(n - $1, $2)) FROM evidence_rows WHERE one))`,
+			LIMIT (SELECT greatest(0, least(n - $1, $2)) FROM evidence_rows WHERE one)))`,
 		int64(maxRows), int64(batch))
 	if err != nil {
 		return 0, err
@@ -133,7 +139,7 @@ func (s *Store) EvidencePrune(ctx context.Context, p evidence.PruneParams) (int6
 	if p.MaxRows <= 0 || p.Batch <= 0 {
 		return 0, nil
 	}
-	return s.evidenceTrim(ctx, p.MaxRows, p.Batch)
+	return evidenceTrim(ctx, s.pool, p.MaxRows, p.Batch)
 }
 
 // EvidenceCount implements evidence.Store.

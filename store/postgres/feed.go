@@ -98,9 +98,11 @@ func (s *Store) FeedCommit(ctx context.Context, p feed.CommitParams) (feed.Commi
 		}
 		seen += int64(len(res.New))
 		if p.SeenCap > 0 && seen > int64(p.SeenCap) {
+			// ARRAY(...) keeps the delete on the primary key (see
+			// evidenceTrim).
 			tag, err := tx.Exec(ctx, `
-				DELETE FROM feed_seen WHERE feed = $1 AND item_id IN (
-					SELECT item_id FROM feed_seen WHERE feed = $1 ORDER BY seen_at, item_id LIMIT $2)`,
+				DELETE FROM feed_seen WHERE feed = $1 AND item_id = ANY (ARRAY(
+					SELECT item_id FROM feed_seen WHERE feed = $1 ORDER BY seen_at, item_id LIMIT $2))`,
 				p.Name, seen-int64(p.SeenCap))
 			if err != nil {
 				return err
