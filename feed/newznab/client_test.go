@@ -1,8 +1,10 @@
 package newznab_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -185,7 +187,11 @@ func TestNetworkErrorsDoNotCarryTheKey(t *testing.T) {
 	t.Parallel()
 	h := faulthost.ClosedPort()
 	defer h.Close()
-	tr := transport.New(transport.Config{HeaderTimeout: 500 * time.Millisecond})
+	var logs bytes.Buffer
+	tr := transport.New(transport.Config{
+		HeaderTimeout: 500 * time.Millisecond,
+		Logger:        slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
 	defer tr.CloseIdleConnections()
 	c := newClient(t, newznab.Config{URL: h.URL() + "/api", APIKey: key, HTTPClient: &http.Client{Transport: tr}})
 	for i := range 3 {
@@ -199,6 +205,14 @@ func TestNetworkErrorsDoNotCarryTheKey(t *testing.T) {
 		if !strings.Contains(err.Error(), h.Addr()) {
 			t.Fatalf("attempt %d: error does not name the indexer: %v", i, err)
 		}
+	}
+	// The breaker keys the indexer by origin, and its log lines say no more.
+	eps := tr.Guard().Endpoints()
+	if len(eps) != 1 || eps[0].Endpoint != h.URL() {
+		t.Fatalf("guard endpoints %+v; want just %s", eps, h.URL())
+	}
+	if !strings.Contains(logs.String(), h.Addr()) || strings.Contains(logs.String(), key) || strings.Contains(logs.String(), "apikey") {
+		t.Fatalf("transport log (should name the origin, never the key):\n%s", logs.String())
 	}
 }
 
