@@ -209,7 +209,9 @@ func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
 
 // Page implements feed.Source: the newest releases from offset, in pages of
 // Config.PageSize lowered to the indexer's maximum. The first call reads
-// caps once to learn that maximum.
+// caps once to learn that maximum (an indexer that rejects t=caps is then
+// searched with Config.PageSize as it is). The caps request is not a page
+// and is not budgeted; indexers do not count it against the account.
 func (c *Client) Page(ctx context.Context, offset int) ([]feed.Item, error) {
 	limit, err := c.pageSize(ctx)
 	if err != nil {
@@ -228,7 +230,15 @@ func (c *Client) pageSize(ctx context.Context) (int, error) {
 	c.mu.Unlock()
 	if caps == nil {
 		got, err := c.Caps(ctx)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrRequest):
+			// The indexer does not offer caps: search without knowing its
+			// maximum, and do not ask again.
+			got = Caps{Search: true}
+			c.mu.Lock()
+			c.caps = &got
+			c.mu.Unlock()
+		case err != nil:
 			return 0, err
 		}
 		caps = &got

@@ -106,6 +106,24 @@ func TestPageRespectsCapsMaximum(t *testing.T) {
 	}
 }
 
+func TestPageWithoutCaps(t *testing.T) {
+	t.Parallel()
+	x := fakeindexer.New(fakeindexer.Options{MaxLimit: 100})
+	defer x.Close()
+	x.Publish(30, t0)
+	x.FailCaps(fakeindexer.Fault{Code: 203, Description: "Function not available"})
+	c := newClient(t, newznab.Config{URL: x.URL(), PageSize: 20})
+	for range 2 {
+		items, err := c.Page(ctx(t), 0)
+		if err != nil || len(items) != 20 {
+			t.Fatalf("page without caps: %d items, %v", len(items), err)
+		}
+	}
+	if n := x.Count("caps"); n != 1 {
+		t.Fatalf("caps asked %d times; an indexer without caps is asked once", n)
+	}
+}
+
 func TestErrorDocuments(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -75,6 +75,7 @@ type Indexer struct {
 	releases []Release // oldest first
 	seq      int
 	faults   []Fault
+	capsFail *Fault
 	requests []Request
 	apiUsed  int
 }
@@ -145,6 +146,13 @@ func (x *Indexer) Fail(f Fault) {
 	x.mu.Unlock()
 }
 
+// FailCaps makes every caps request fail with f (Offset is ignored).
+func (x *Indexer) FailCaps(f Fault) {
+	x.mu.Lock()
+	x.capsFail = &f
+	x.mu.Unlock()
+}
+
 // Requests returns every request received so far.
 func (x *Indexer) Requests() []Request {
 	x.mu.Lock()
@@ -188,6 +196,14 @@ func (x *Indexer) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/rss+xml; charset=utf-8")
 	switch req.T {
 	case "caps":
+		if f := x.capsFail; f != nil {
+			if f.Status != 0 {
+				http.Error(w, "injected failure", f.Status)
+			} else {
+				writeError(w, f.Code, f.Description)
+			}
+			return
+		}
 		x.writeCaps(w)
 		return
 	case "search":
