@@ -388,8 +388,8 @@ func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, err
 	}
 	var oldest *time.Time
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT state, coalesce(last_class, ''), count(*) FROM retry_items
-			GROUP BY state, last_class`)
+		rows, err := tx.Query(ctx, `SELECT state, class, sum(n)::bigint FROM retry_counts
+			GROUP BY state, class HAVING sum(n) <> 0`)
 		if err != nil {
 			return err
 		}

@@ -533,8 +533,7 @@ func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, err
 		return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT state, coalesce(last_class, ''), count(*) FROM retry_items
-		GROUP BY state, last_class`)
+	rows, err := tx.QueryContext(ctx, `SELECT state, class, n FROM retry_counts WHERE n <> 0`)
 	if err != nil {
 		return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
 	}

@@ -491,6 +491,9 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		if err := e.s.Forget(ctx(t), ls[0].ID); err != nil {
 			t.Fatal(err)
 		}
+		if st, err := e.s.Stats(ctx(t)); err != nil || st.Total != 5 || st.ByState["scheduled"] != 1 || st.ByClass["timeout"] != 1 {
+			t.Fatalf("stats after Forget: %+v, %v; want 5 items, 1 scheduled for timeout", st, err)
+		}
 		if _, err := e.s.Get(ctx(t), ls[0].ID); !errors.Is(err, retry.ErrNotFound) {
 			t.Fatalf("Get after Forget: %v", err)
 		}
@@ -745,6 +748,18 @@ func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
 	}
 	if st.Total != items || st.ByState["done"] != len(succeeded) {
 		t.Errorf("stats %+v; want %d items, %d done (one per recorded success)", st, items, len(succeeded))
+	}
+	recount := map[string]int{"pending": 0, "scheduled": 0, "leased": 0, "done": 0}
+	classes := map[string]int{}
+	for _, it := range ids("c", items) {
+		got := mustGet(t, e.s, it.ID)
+		recount[got.State.String()]++
+		if got.State == retry.Scheduled && got.LastClass != "" {
+			classes[got.LastClass]++
+		}
+	}
+	if fmt.Sprint(recount) != fmt.Sprint(st.ByState) || fmt.Sprint(classes) != fmt.Sprint(st.ByClass) {
+		t.Errorf("stats counted %v %v; the items themselves say %v %v", st.ByState, st.ByClass, recount, classes)
 	}
 	if len(grants) < 100 {
 		t.Errorf("only %d grants: the test did not exercise concurrency", len(grants))

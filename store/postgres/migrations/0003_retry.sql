@@ -37,5 +37,46 @@ CREATE INDEX retry_items_claim ON retry_items (state, priority DESC, next_at) WH
 -- Promotion: items waiting for a time (future work, leases), oldest first.
 CREATE INDEX retry_items_wake ON retry_items (next_at) WHERE NOT ready AND next_at IS NOT NULL;
 
--- Stats: counts by state and class read this index, not the table.
-CREATE INDEX retry_items_stats ON retry_items (state, last_class);
+-- Stats: item counts by state and failure class, kept exact by statement
+-- triggers so that Stats never counts the table. Each backend adds its
+-- changes to one of 16 shards (by process id), so that nodes writing at
+-- once rarely wait for each other's counter rows; rows are locked in key
+-- order, so they cannot deadlock either.
+CREATE TABLE retry_counts (
+	shard smallint NOT NULL,
+	state smallint NOT NULL,
+	class text NOT NULL,
+	n     bigint NOT NULL,
+	PRIMARY KEY (shard, state, class)
+);
+
+CREATE FUNCTION retry_items_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		INSERT INTO retry_counts AS c (shard, state, class, n)
+		SELECT pg_backend_pid() % 16, state, coalesce(last_class, ''), count(*) FROM new_rows
+		GROUP BY 2, 3 ORDER BY 2, 3
+		ON CONFLICT (shard, state, class) DO UPDATE SET n = c.n + excluded.n;
+	ELSIF TG_OP = 'DELETE' THEN
+		INSERT INTO retry_counts AS c (shard, state, class, n)
+		SELECT pg_backend_pid() % 16, state, coalesce(last_class, ''), -count(*) FROM old_rows
+		GROUP BY 2, 3 ORDER BY 2, 3
+		ON CONFLICT (shard, state, class) DO UPDATE SET n = c.n + excluded.n;
+	ELSE
+		INSERT INTO retry_counts AS c (shard, state, class, n)
+		SELECT pg_backend_pid() % 16, state, class, sum(d) FROM (
+			SELECT state, coalesce(last_class, '') AS class, -1 AS d FROM old_rows
+			UNION ALL
+			SELECT state, coalesce(last_class, ''), 1 FROM new_rows) x
+		GROUP BY 2, 3 HAVING sum(d) <> 0 ORDER BY 2, 3
+		ON CONFLICT (shard, state, class) DO UPDATE SET n = c.n + excluded.n;
+	END IF;
+	RETURN NULL;
+END $$;
+
+CREATE TRIGGER retry_items_count_insert AFTER INSERT ON retry_items
+	REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION retry_items_count();
+CREATE TRIGGER retry_items_count_update AFTER UPDATE ON retry_items
+	REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION retry_items_count();
+CREATE TRIGGER retry_items_count_delete AFTER DELETE ON retry_items
+	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION retry_items_count();

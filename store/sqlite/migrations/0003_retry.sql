@@ -37,8 +37,31 @@ CREATE INDEX retry_items_claim ON retry_items (state, priority DESC, next_at) WH
 -- Promotion: items waiting for a time (future work, leases), oldest first.
 CREATE INDEX retry_items_wake ON retry_items (next_at) WHERE ready = 0 AND next_at IS NOT NULL;
 
--- Stats: counts by state and class read this index, not the table.
-CREATE INDEX retry_items_stats ON retry_items (state, last_class);
+-- Stats: item counts by state and failure class, kept exact by triggers
+-- so that Stats never counts the table.
+CREATE TABLE retry_counts (
+	state INTEGER NOT NULL,
+	class TEXT NOT NULL,
+	n     INTEGER NOT NULL,
+	PRIMARY KEY (state, class)
+) WITHOUT ROWID;
+
+CREATE TRIGGER retry_items_count_insert AFTER INSERT ON retry_items BEGIN
+	INSERT INTO retry_counts (state, class, n) VALUES (NEW.state, coalesce(NEW.last_class, ''), 1)
+		ON CONFLICT (state, class) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER retry_items_count_delete AFTER DELETE ON retry_items BEGIN
+	UPDATE retry_counts SET n = n - 1 WHERE state = OLD.state AND class = coalesce(OLD.last_class, '');
+END;
+
+CREATE TRIGGER retry_items_count_update AFTER UPDATE OF state, last_class ON retry_items
+	WHEN OLD.state IS NOT NEW.state OR OLD.last_class IS NOT NEW.last_class
+BEGIN
+	UPDATE retry_counts SET n = n - 1 WHERE state = OLD.state AND class = coalesce(OLD.last_class, '');
+	INSERT INTO retry_counts (state, class, n) VALUES (NEW.state, coalesce(NEW.last_class, ''), 1)
+		ON CONFLICT (state, class) DO UPDATE SET n = n + 1;
+END;
 
 -- The lease generation counter: tokens are unique across items.
 CREATE TABLE retry_lease_seq (
