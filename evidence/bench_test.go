@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +70,8 @@ func benchStores(b *testing.B, now time.Time) map[string]evidence.Store {
 	return out
 }
 
+var benchSeq atomic.Int64
+
 // BenchmarkRecordAtCap records verdicts into a full table, so that every
 // write also trims the oldest row.
 func BenchmarkRecordAtCap(b *testing.B) {
@@ -82,9 +85,10 @@ func BenchmarkRecordAtCap(b *testing.B) {
 			}
 			defer book.Close()
 			ctx := context.Background()
-			i := 0
 			for b.Loop() {
-				i++
+				// Unique across -count repetitions, which share the store:
+				// every write inserts, and so trims.
+				i := benchSeq.Add(1)
 				if err := book.Record(ctx, evidence.Check{Source: "idx", Subject: fmt.Sprint("new-", i), Verdict: evidence.Available}); err != nil {
 					b.Fatal(err)
 				}

@@ -11,27 +11,38 @@ import (
 	"github.com/hostguard/hostguard/store/storetest"
 )
 
-func benchFeedStores(b *testing.B) map[string]feed.Store {
-	ctx := context.Background()
-	lite, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "hostguard.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { lite.Close() })
-	pg, err := postgres.Open(ctx, storetest.PostgresDSN(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { pg.Close() })
-	return map[string]feed.Store{"sqlite": lite, "postgres": pg}
+// benchEngines opens a fresh store of each engine inside each (sub-)
+// benchmark run; -count repeats a sub-benchmark within one parent run, so
+// a store opened by the parent would carry state from one repetition to the
+// next.
+var benchEngines = []struct {
+	name string
+	open func(b *testing.B) feed.Store
+}{
+	{"sqlite", func(b *testing.B) feed.Store {
+		st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "hostguard.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	}},
+	{"postgres", func(b *testing.B) feed.Store {
+		st, err := postgres.Open(context.Background(), storetest.PostgresDSN(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	}},
 }
 
 // BenchmarkSyncSteady is the common case: one head page with a few new
 // items. It measures the Syncer and its store, not the network.
 func BenchmarkSyncSteady(b *testing.B) {
-	for name, st := range benchFeedStores(b) {
-		b.Run(name, func(b *testing.B) {
-			s, err := feed.NewSyncer(st, feed.Config{})
+	for _, e := range benchEngines {
+		b.Run(e.name, func(b *testing.B) {
+			s, err := feed.NewSyncer(e.open(b), feed.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -54,9 +65,9 @@ func BenchmarkSyncSteady(b *testing.B) {
 
 // BenchmarkSyncBurst reads 500 new items in five pages of 100 per sync.
 func BenchmarkSyncBurst(b *testing.B) {
-	for name, st := range benchFeedStores(b) {
-		b.Run(name, func(b *testing.B) {
-			s, err := feed.NewSyncer(st, feed.Config{MaxPages: 6})
+	for _, e := range benchEngines {
+		b.Run(e.name, func(b *testing.B) {
+			s, err := feed.NewSyncer(e.open(b), feed.Config{MaxPages: 6})
 			if err != nil {
 				b.Fatal(err)
 			}
