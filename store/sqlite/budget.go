@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
@@ -18,42 +19,90 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		keys, slots := budget.LedgerKeys(batch)
 		l := budget.NewLedger()
-		for _, k := range keys {
-			var used int64
-			var closed bool
-			day := micros(k.Day)
-			err := tx.QueryRowContext(ctx, `SELECT used, closed FROM budget_usage WHERE day = ? AND scope = ? AND kind = ?`,
-				day, k.Scope, string(k.Kind)).Scan(&used, &closed)
-			if errors.Is(err, sql.ErrNoRows) {
-				used, err = budgetInitial(ctx, tx, day, k.Scope, k.Kind)
+		// One statement per table for the whole batch: with many sources
+		// a batch touches many counters, and a statement each would cost
+		// a parse each.
+		stored := make(map[budget.CounterKey]bool, len(keys))
+		if len(keys) > 0 {
+			args := make([]any, 0, 3*len(keys))
+			for _, k := range keys {
+				args = append(args, micros(k.Day), k.Scope, string(k.Kind))
 			}
+			rows, err := tx.QueryContext(ctx, `WITH k(day, scope, kind) AS (VALUES `+placeholders(len(keys), 3)+`)
+				SELECT u.day, u.scope, u.kind, u.used, u.closed FROM k JOIN budget_usage u
+				    ON u.day = k.day AND u.scope = k.scope AND u.kind = k.kind`, args...)
 			if err != nil {
 				return fmt.Errorf("sqlite: read usage: %w", err)
 			}
-			l.PutCounter(k, used, closed)
-		}
-		for _, key := range slots {
-			var next int64
-			err := tx.QueryRowContext(ctx, `SELECT next_at FROM budget_pace WHERE source = ?`, key).Scan(&next)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("sqlite: read pacing slot: %w", err)
+			for rows.Next() {
+				var day, used int64
+				var scope, kind string
+				var closed bool
+				if err := rows.Scan(&day, &scope, &kind, &used, &closed); err != nil {
+					rows.Close()
+					return fmt.Errorf("sqlite: read usage: %w", err)
+				}
+				k := budget.CounterKey{Day: fromMicros(day), Scope: scope, Kind: budget.Kind(kind)}
+				stored[k] = true
+				l.PutCounter(k, used, closed)
 			}
-			l.PutSlot(key, fromMicros(next))
+			if err := rows.Close(); err != nil {
+				return fmt.Errorf("sqlite: read usage: %w", err)
+			}
+		}
+		for _, k := range keys {
+			if stored[k] {
+				continue
+			}
+			init, err := budgetInitial(ctx, tx, micros(k.Day), k.Scope, k.Kind)
+			if err != nil {
+				return fmt.Errorf("sqlite: read usage: %w", err)
+			}
+			l.PutCounter(k, init, false)
+		}
+		if len(slots) > 0 {
+			args := make([]any, len(slots))
+			for i, k := range slots {
+				args[i] = k
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT source, next_at FROM budget_pace WHERE source IN (`+placeholders(len(slots), 1)+`)`, args...)
+			if err != nil {
+				return fmt.Errorf("sqlite: read pacing slots: %w", err)
+			}
+			for rows.Next() {
+				var src string
+				var next int64
+				if err := rows.Scan(&src, &next); err != nil {
+					rows.Close()
+					return fmt.Errorf("sqlite: read pacing slots: %w", err)
+				}
+				l.PutSlot(src, fromMicros(next))
+			}
+			if err := rows.Close(); err != nil {
+				return fmt.Errorf("sqlite: read pacing slots: %w", err)
+			}
 		}
 		for i, p := range batch {
 			out[i] = l.Admit(p)
 		}
-		for _, c := range l.Counters() {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used) VALUES (?, ?, ?, ?)
-				ON CONFLICT (day, scope, kind) DO UPDATE SET used = excluded.used`,
-				micros(c.Day), c.Scope, string(c.Kind), c.Used); err != nil {
+		if cs := l.Counters(); len(cs) > 0 {
+			args := make([]any, 0, 4*len(cs))
+			for _, c := range cs {
+				args = append(args, micros(c.Day), c.Scope, string(c.Kind), c.Used)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used) VALUES `+placeholders(len(cs), 4)+`
+				ON CONFLICT (day, scope, kind) DO UPDATE SET used = excluded.used`, args...); err != nil {
 				return fmt.Errorf("sqlite: update usage: %w", err)
 			}
 		}
-		for _, sl := range l.Slots() {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_pace (source, next_at) VALUES (?, ?)
-				ON CONFLICT (source) DO UPDATE SET next_at = excluded.next_at`, sl.Key, micros(sl.Next)); err != nil {
-				return fmt.Errorf("sqlite: take pacing slot: %w", err)
+		if ss := l.Slots(); len(ss) > 0 {
+			args := make([]any, 0, 2*len(ss))
+			for _, sl := range ss {
+				args = append(args, sl.Key, micros(sl.Next))
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO budget_pace (source, next_at) VALUES `+placeholders(len(ss), 2)+`
+				ON CONFLICT (source) DO UPDATE SET next_at = excluded.next_at`, args...); err != nil {
+				return fmt.Errorf("sqlite: take pacing slots: %w", err)
 			}
 		}
 		for i, p := range batch {
@@ -72,6 +121,15 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 		return nil, err
 	}
 	return out, nil
+}
+
+// placeholders returns n groups of k question marks: "(?, ?), (?, ?)".
+func placeholders(n, k int) string {
+	group := "(" + strings.TrimSuffix(strings.Repeat("?, ", k), ", ") + ")"
+	if k == 1 {
+		group = "?"
+	}
+	return strings.TrimSuffix(strings.Repeat(group+", ", n), ", ")
 }
 
 // budgetInitial is a counter's value before its first charge: zero, except
