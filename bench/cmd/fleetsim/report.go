@@ -17,7 +17,7 @@ func report(w io.Writer, opts options, s *sims) error {
 	p := s.plan
 	t := p.Config.Timeout
 	var b strings.Builder
-	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs, %s %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "Finished: %s. Machine: %d CPUs, %s %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "Command: `go run ./cmd/fleetsim %s` (in bench/)\n\n", strings.Join(opts.args, " "))
 	kinds := map[fleet.Kind]int{}
 	for _, h := range p.Hosts {
@@ -30,7 +30,7 @@ func report(w io.Writer, opts options, s *sims) error {
 	fmt.Fprintf(&b, "Fleet: %s. Workload: %d workers × %d sessions, %d requests in all. T = %v (stands for 30 s). %d rounds; every figure is the median over rounds.\n\n",
 		strings.Join(mix, ", "), p.Config.Workers, p.Config.Sessions, p.Requests(), t, opts.rounds)
 
-	b.WriteString("| policy | wall (s) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | complete |\n")
+	b.WriteString("| policy | wall (s), median (min–max) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | complete |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---|---|---|---:|---|\n")
 	oracle := s.runs["oracle"]
 	for _, pol := range opts.policies {
@@ -53,9 +53,11 @@ func report(w io.Writer, opts options, s *sims) error {
 		fr := func(k fleet.Kind) float64 {
 			return med(runs, func(r fleet.Summary) float64 { return float64(r.FalseRefusals[k]) })
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %d/%d |\n",
+		fmt.Fprintf(&b, "| %s | %.2f (%.2f–%.2f) | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %d/%d |\n",
 			pol.Name,
 			med(runs, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
+			extreme(runs, 0, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
+			extreme(runs, 1, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
 			median(ratio),
 			med(runs, func(r fleet.Summary) float64 { return float64(r.SentToDown) }),
 			med(runs, func(r fleet.Summary) float64 { return r.Blocked.Seconds() }),
@@ -86,6 +88,18 @@ func med(runs []fleet.Summary, f func(fleet.Summary) float64) float64 {
 		xs[i] = f(r)
 	}
 	return median(xs)
+}
+
+// extreme returns the smallest (q = 0) or largest (q = 1) of f over runs.
+func extreme(runs []fleet.Summary, q int, f func(fleet.Summary) float64) float64 {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = f(r)
+	}
+	if q == 0 {
+		return slices.Min(xs)
+	}
+	return slices.Max(xs)
 }
 
 func median(xs []float64) float64 {

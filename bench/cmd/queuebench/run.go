@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs, %s %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "Started: %s. Machine: %d CPUs, %s %s/%s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "Command: `go run ./cmd/queuebench %s` (in bench/)\n\n", strings.Join(o.args, " "))
 	if !o.skip["cycle"] {
 		fmt.Fprintf(&b, "Burn-down: %d no-op items added in batches of 5 000, then worked to success. hostguard: %d workers claiming and settling %d at a time. River: MaxWorkers %d, FetchCooldown 2 ms, FetchPollInterval 20 ms (its own benchmark's tuning); done = completion event. %d alternating runs each, fresh database per run, median.\n\n",
