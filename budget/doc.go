@@ -42,6 +42,15 @@
 // transfer can take, then Settle with the actual figure (or Release) from
 // any node. A reservation left open stays charged in full to its day.
 //
+// # Throughput
+//
+// Every admission is decided in the store, and a counter that every
+// admission changes (a busy source's) can change only as often as the store
+// commits. Admissions that arrive on one node while its previous store call
+// is in flight therefore go together in the next call: one transaction,
+// each admission still decided on its own and in arrival order. The store
+// engines share one decision procedure (Ledger), so both decide alike.
+//
 // # Configuration
 //
 // The configuration lives in memory and may change while running; the next
