@@ -2,6 +2,8 @@ package retry
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -26,30 +28,58 @@ type ObserveParams struct {
 // raise it further. A leased or done item only has the sighting counted:
 // the worker holding it is not disturbed and finished work is not reopened.
 // Observations never count as attempts and never touch the history.
+// An unknown id is ErrNotFound unless p.AddIfMissing.
 func (s *Scheduler) Observe(ctx context.Context, id string, p ObserveParams) (ObserveResult, error) {
-	if err := checkID(id); err != nil {
+	res, err := s.ObserveMany(ctx, []string{id}, p)
+	if err != nil {
 		return ObserveResult{}, err
+	}
+	if res[0].Unknown {
+		return ObserveResult{}, ErrNotFound
+	}
+	return res[0], nil
+}
+
+// ObserveMany is Observe for a batch of sightings, in one transaction; a
+// crawler that sees ids in bulk should use it. It returns one result per
+// id, in order; an unknown id gets Unknown set (or is added, with
+// p.AddIfMissing). An id repeated within one call counts once.
+func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObserveParams) ([]ObserveResult, error) {
+	if len(ids) > MaxAdd {
+		return nil, invalidf("observe: %d ids in one call, more than %d", len(ids), MaxAdd)
+	}
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
 	}
 	if p.Boost < 0 {
-		return ObserveResult{}, invalidf("observe %s: Boost %d is negative", quoteID(id), p.Boost)
+		return nil, invalidf("observe: Boost %d is negative", p.Boost)
 	}
 	if err := checkPriority("observe: Boost", p.Boost); err != nil {
-		return ObserveResult{}, err
+		return nil, err
 	}
 	if err := checkPriority("observe: Priority", p.Priority); err != nil {
-		return ObserveResult{}, err
+		return nil, err
 	}
-	if err := checkPayload(id, p.Payload); err != nil {
-		return ObserveResult{}, err
+	if err := checkPayload("(observed)", p.Payload); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	boost := p.Boost
 	if boost == 0 {
 		boost = s.cfg.ObserveStep
 	}
+	// Sorted and distinct: concurrent batches then lock rows in one order.
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
 	now := s.now()
 	res, err := s.store.RetryObserve(ctx, ObserveQuery{
 		Now:          now,
-		ID:           id,
+		IDs:          sorted,
 		Boost:        boost,
 		MaxPriority:  s.cfg.ObserveMaxPriority,
 		PullTo:       now.Add(s.cfg.ReactivateWithin),
@@ -58,10 +88,22 @@ func (s *Scheduler) Observe(ctx context.Context, id string, p ObserveParams) (Ob
 		Payload:      p.Payload,
 	})
 	if err != nil {
-		return ObserveResult{}, err
+		return nil, err
 	}
-	if res.State == Leased || res.State == Done {
-		res.NextAt = time.Time{}
+	if len(res) != len(sorted) {
+		return nil, fmt.Errorf("retry: store answered %d of %d observations", len(res), len(sorted))
 	}
-	return res, nil
+	byID := make(map[string]ObserveResult, len(res))
+	for i, r := range res {
+		r.ID = sorted[i]
+		if r.State == Leased || r.State == Done {
+			r.NextAt = time.Time{}
+		}
+		byID[r.ID] = r
+	}
+	out := make([]ObserveResult, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
 }

@@ -29,9 +29,10 @@ type Store interface {
 	// marked the item done; the Scheduler judges the others (repeats,
 	// stale tokens, missing items) through RetryUpdate.
 	RetrySucceed(ctx context.Context, q SucceedQuery) ([]bool, error)
-	// RetryObserve records a sighting of q.ID (see ObserveQuery). An unknown
-	// id is ErrNotFound unless q.AddIfMissing.
-	RetryObserve(ctx context.Context, q ObserveQuery) (ObserveResult, error)
+	// RetryObserve records a sighting of each of q.IDs (see ObserveQuery)
+	// and returns one result per id, in order. An unknown id gets a result
+	// with Unknown set, unless q.AddIfMissing.
+	RetryObserve(ctx context.Context, q ObserveQuery) ([]ObserveResult, error)
 	// RetryGet returns one item, or ErrNotFound.
 	RetryGet(ctx context.Context, id string) (Item, error)
 	// RetryStats counts items; now decides what is due.
@@ -155,7 +156,8 @@ func (r *Record) Ready(now time.Time) bool {
 	return (r.State == Pending || r.State == Scheduled) && !r.NextAt.After(now)
 }
 
-// ObserveQuery is the input of Store.RetryObserve. For a pending or
+// ObserveQuery is the input of Store.RetryObserve; IDs are distinct and
+// sorted. For each id that exists, for a pending or
 // scheduled item the store sets priority = max(priority,
 // min(priority+Boost, MaxPriority)) and next_at = min(next_at, PullTo); for
 // every item it adds one to Observations and sets LastSeen = Now. A missing
@@ -163,7 +165,7 @@ func (r *Record) Ready(now time.Time) bool {
 // AddIfMissing is set.
 type ObserveQuery struct {
 	Now          time.Time
-	ID           string
+	IDs          []string
 	Boost        int
 	MaxPriority  int
 	PullTo       time.Time
@@ -172,8 +174,12 @@ type ObserveQuery struct {
 	Payload      []byte
 }
 
-// ObserveResult says what Observe did.
+// ObserveResult says what Observe did with one id.
 type ObserveResult struct {
+	ID string `json:"id"`
+	// Unknown is true when the id is not held and was not added
+	// (ObserveMany only; Observe returns ErrNotFound).
+	Unknown bool `json:"unknown,omitempty"`
 	// Added is true when the id was unknown and has been added.
 	Added    bool      `json:"added"`
 	State    State     `json:"state"`

@@ -348,6 +348,46 @@ func (r *report) observe(ctx context.Context, s *retry.Scheduler) error {
 	}
 	r.add("Observe", fmt.Sprintf("%.0f calls/s", float64(r.o.observe)/el.Seconds()),
 		fmt.Sprintf("%d calls, %d workers, one item each; latency %s", r.o.observe, r.o.workers, pcts(lat)))
+	return r.observeMany(ctx, s)
+}
+
+// observeMany times batches of 100 sightings, the way a crawler reports
+// what it saw.
+func (r *report) observeMany(ctx context.Context, s *retry.Scheduler) error {
+	const batch = 100
+	var next atomic.Int64
+	total := r.o.observe * 5
+	errs := make(chan error, r.o.workers)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range r.o.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids := make([]string, batch)
+			for {
+				i := int(next.Add(batch)) - batch
+				if i >= total || ctx.Err() != nil {
+					return
+				}
+				for k := range ids {
+					ids[k] = r.ids[(i+k)*7919%len(r.ids)]
+				}
+				if _, err := s.ObserveMany(ctx, ids, retry.ObserveParams{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("observe many: %w", err)
+	}
+	r.add("ObserveMany", fmt.Sprintf("%.0f ids/s", float64(total)/el.Seconds()),
+		fmt.Sprintf("%d ids in calls of %d, %d workers", total, batch, r.o.workers))
 	return nil
 }
 

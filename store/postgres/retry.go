@@ -304,40 +304,73 @@ const retryObserveSet = `observations = t.observations + 1, last_seen = $1, upda
 	priority = CASE WHEN t.state IN (0, 1) THEN GREATEST(t.priority, LEAST(t.priority + $2, $3)) ELSE t.priority END,
 	next_at = CASE WHEN t.state IN (0, 1) THEN LEAST(t.next_at, $4) ELSE t.next_at END`
 
-// RetryObserve implements retry.Store: one statement for a known id; for an
-// unknown one with AddIfMissing, an upsert, so that two nodes adding the
-// same id at once both succeed.
-func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) (retry.ObserveResult, error) {
-	var res retry.ObserveResult
-	var state int16
-	var next *time.Time
-	err := s.pool.QueryRow(ctx, `UPDATE retry_items t SET `+retryObserveSet+`
-		WHERE id = $5 RETURNING state, priority, next_at`,
-		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.ID).Scan(&state, &res.Priority, &next)
-	if errors.Is(err, pgx.ErrNoRows) {
-		if !q.AddIfMissing {
-			return retry.ObserveResult{}, retry.ErrNotFound
+// RetryObserve implements retry.Store: one statement for the known ids;
+// for unknown ones with AddIfMissing, an upsert, so that two nodes adding
+// the same id at once both succeed.
+func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry.ObserveResult, error) {
+	scan := func(row pgx.CollectableRow) (retry.ObserveResult, error) {
+		var r retry.ObserveResult
+		var state int16
+		var next *time.Time
+		err := row.Scan(&r.ID, &r.Added, &state, &r.Priority, &next)
+		r.State = retry.State(state)
+		if next != nil {
+			r.NextAt = next.UTC()
 		}
+		return r, err
+	}
+	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET `+retryObserveSet+`
+		FROM unnest($5::text[]) AS u(id) WHERE t.id = u.id
+		RETURNING t.id, false, t.state, t.priority, t.next_at`,
+		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: retry observe: %w", err)
+	}
+	seen, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: retry observe: %w", err)
+	}
+	byID := make(map[string]retry.ObserveResult, len(q.IDs))
+	for _, r := range seen {
+		byID[r.ID] = r
+	}
+	var missing []string
+	for _, id := range q.IDs {
+		if _, ok := byID[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 && q.AddIfMissing {
 		var payload []byte
 		if len(q.Payload) > 0 {
 			payload = q.Payload
 		}
-		err = s.pool.QueryRow(ctx, `INSERT INTO retry_items AS t
+		rows, err := s.pool.Query(ctx, `INSERT INTO retry_items AS t
 				(id, priority, state, ready, next_at, observations, last_seen, created_at, updated_at, payload)
-			VALUES ($5, $6, 0, true, $1, 1, $1, $1, $1, $7)
+			SELECT u.id, $6, 0, true, $1, 1, $1, $1, $1, $7 FROM unnest($5::text[]) AS u(id) ORDER BY u.id
 			ON CONFLICT (id) DO UPDATE SET `+retryObserveSet+`
-			RETURNING xmax = 0, state, priority, next_at`,
-			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.ID, int32(q.Priority), payload).Scan(
-			&res.Added, &state, &res.Priority, &next)
+			RETURNING t.id, xmax = 0, t.state, t.priority, t.next_at`,
+			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, missing, int32(q.Priority), payload)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: retry observe: %w", err)
+		}
+		added, err := pgx.CollectRows(rows, scan)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: retry observe: %w", err)
+		}
+		for _, r := range added {
+			byID[r.ID] = r
+		}
 	}
-	if err != nil {
-		return retry.ObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
+	out := make([]retry.ObserveResult, len(q.IDs))
+	for i, id := range q.IDs {
+		r, ok := byID[id]
+		if !ok {
+			r = retry.ObserveResult{ID: id, Unknown: true}
+		}
+		out[i] = r
 	}
-	res.State = retry.State(state)
-	if next != nil {
-		res.NextAt = next.UTC()
-	}
-	return res, nil
+	return out, nil
 }
 
 // RetryGet implements retry.Store.

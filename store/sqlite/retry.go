@@ -449,40 +449,50 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool,
 	return done, nil
 }
 
-// RetryObserve implements retry.Store.
-func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) (retry.ObserveResult, error) {
-	var res retry.ObserveResult
-	now := micros(q.Now)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res = retry.ObserveResult{}
-		var nextAt sql.NullInt64
-		err := tx.QueryRowContext(ctx, `UPDATE retry_items SET
-				observations = observations + 1, last_seen = ?1, updated_at = ?1,
-				priority = CASE WHEN state IN (0, 1) THEN max(priority, min(priority + ?2, ?3)) ELSE priority END,
-				next_at = CASE WHEN state IN (0, 1) THEN min(next_at, ?4) ELSE next_at END
-			WHERE id = ?5 RETURNING state, priority, next_at`,
-			now, q.Boost, q.MaxPriority, micros(q.PullTo), q.ID).Scan(&res.State, &res.Priority, &nextAt)
-		if err == nil {
-			res.NextAt = fromMicros(nextAt.Int64)
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if !q.AddIfMissing {
-			return retry.ErrNotFound
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO retry_items
+const (
+	retryObserveSQL = `UPDATE retry_items SET
+			observations = observations + 1, last_seen = ?1, updated_at = ?1,
+			priority = CASE WHEN state IN (0, 1) THEN max(priority, min(priority + ?2, ?3)) ELSE priority END,
+			next_at = CASE WHEN state IN (0, 1) THEN min(next_at, ?4) ELSE next_at END
+		WHERE id = ?5 RETURNING state, priority, next_at`
+	retryObserveAddSQL = `INSERT INTO retry_items
 			(id, priority, state, ready, next_at, observations, last_seen, created_at, updated_at, payload)
-			VALUES (?1, ?2, 0, 1, ?3, 1, ?3, ?3, ?3, ?4)`, q.ID, q.Priority, now, retryBlob(q.Payload))
-		res = retry.ObserveResult{Added: true, State: retry.Pending, Priority: q.Priority, NextAt: q.Now}
-		return err
-	})
-	if errors.Is(err, retry.ErrNotFound) {
-		return retry.ObserveResult{}, err
-	}
+		VALUES (?1, ?2, 0, 1, ?3, 1, ?3, ?3, ?3, ?4)`
+)
+
+// RetryObserve implements retry.Store in one write transaction.
+func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry.ObserveResult, error) {
+	st, err := s.stmts(ctx, retryObserveSQL, retryObserveAddSQL)
 	if err != nil {
-		return retry.ObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
+		return nil, fmt.Errorf("sqlite: retry observe: %w", err)
+	}
+	now := micros(q.Now)
+	res := make([]retry.ObserveResult, len(q.IDs))
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		up, add := tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1])
+		for i, id := range q.IDs {
+			r := retry.ObserveResult{ID: id}
+			var nextAt sql.NullInt64
+			err := up.QueryRowContext(ctx, now, q.Boost, q.MaxPriority, micros(q.PullTo), id).Scan(&r.State, &r.Priority, &nextAt)
+			switch {
+			case err == nil:
+				r.NextAt = fromMicros(nextAt.Int64)
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			case q.AddIfMissing:
+				if _, err := add.ExecContext(ctx, id, q.Priority, now, retryBlob(q.Payload)); err != nil {
+					return err
+				}
+				r = retry.ObserveResult{ID: id, Added: true, State: retry.Pending, Priority: q.Priority, NextAt: q.Now}
+			default:
+				r.Unknown = true
+			}
+			res[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retry observe: %w", err)
 	}
 	return res, nil
 }

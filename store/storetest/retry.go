@@ -465,6 +465,37 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		}
 	})
 
+	t.Run("observe many in one call", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		mustAdd(t, e.s, retry.NewItem{ID: "b"}, retry.NewItem{ID: "a", NotBefore: e.clock.Now().Add(time.Hour)})
+		res, err := e.s.ObserveMany(ctx(t), []string{"a", "zz", "b", "a"}, retry.ObserveParams{Boost: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := e.clock.Now()
+		if len(res) != 4 || res[0].ID != "a" || res[0].Priority != 2 || !res[0].NextAt.Equal(now.Add(10*time.Minute)) ||
+			!res[1].Unknown || res[1].ID != "zz" || res[2].Priority != 2 || !res[2].NextAt.Equal(now) || res[3] != res[0] {
+			t.Fatalf("ObserveMany: %+v", res)
+		}
+		if it := mustGet(t, e.s, "a"); it.Observations != 1 {
+			t.Fatalf("an id repeated in one call counted %d times, want once", it.Observations)
+		}
+		res, err = e.s.ObserveMany(ctx(t), []string{"zz", "b", "yy"}, retry.ObserveParams{AddIfMissing: true, Priority: 1})
+		if err != nil || !res[0].Added || res[1].Added || !res[2].Added || res[0].State != retry.Pending || res[0].Priority != 1 {
+			t.Fatalf("ObserveMany with AddIfMissing: %+v, %v", res, err)
+		}
+		if st, err := e.s.Stats(ctx(t)); err != nil || st.Total != 4 {
+			t.Fatalf("stats after adding two by observation: %+v, %v", st, err)
+		}
+		if _, err := e.s.ObserveMany(ctx(t), []string{"ok", ""}, retry.ObserveParams{AddIfMissing: true}); !errors.Is(err, retry.ErrInvalid) {
+			t.Fatalf("an empty id in the batch: %v, want ErrInvalid", err)
+		}
+		if _, err := e.s.Get(ctx(t), "ok"); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("a rejected batch added an item: %v", err)
+		}
+	})
+
 	t.Run("get, forget, stats", func(t *testing.T) {
 		t.Parallel()
 		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
