@@ -56,7 +56,8 @@ func Policies() []Policy {
 	return []Policy{
 		{Name: "oracle", Note: "knows the schedule: never contacts a down host, never refuses an up one", New: newOracle},
 		{Name: "none", Note: "no breaker, client timeout only", New: newPlain},
-		{Name: "hostguard", Note: "transport.New, guard defaults scaled (Threshold 2, Window 4T, OpenFor T)", New: newHostguard},
+		{Name: "hostguard", Note: "transport.New, guard defaults scaled (Threshold 2, Window 4T, OpenFor T)", New: newHostguard(1)},
+		{Name: "hostguard-open2T", Note: "as hostguard, but OpenFor 2T, the peers' open period: isolates that one difference", New: newHostguard(2)},
 		{Name: "gobreaker", Note: "defaults scaled (trip after >5 consecutive failures, open 2T, 1 half-open request); errors only", New: newGobreaker(false)},
 		{Name: "gobreaker-5xx", Note: "as gobreaker, and a 5xx status counts as a failure", New: newGobreaker(true)},
 		{Name: "failsafe", Note: "defaults scaled (trip after 1 failure, open 2T, 1 half-open request); errors only", New: newFailsafe(false)},
@@ -96,10 +97,13 @@ func (o *oracle) Do(req *http.Request) (*http.Response, error) {
 
 type hostguardClient struct{ c *http.Client }
 
-func newHostguard(env Env) Client {
-	g := guard.New(guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout})
-	rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
-	return &hostguardClient{c: &http.Client{Transport: rt}}
+// newHostguard builds hostguard's transport with OpenFor = openFor × T.
+func newHostguard(openFor time.Duration) func(Env) Client {
+	return func(env Env) Client {
+		g := guard.New(guard.Config{Window: 4 * env.Timeout, OpenFor: openFor * env.Timeout})
+		rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
+		return &hostguardClient{c: &http.Client{Transport: rt}}
+	}
 }
 
 func (h *hostguardClient) Do(req *http.Request) (*http.Response, error) {
