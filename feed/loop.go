@@ -197,6 +197,12 @@ func (l *Loop) Status() []FeedStatus {
 	return out
 }
 
+// RunLeading polls until ctx ends, as the leader: for a program whose own
+// leader.Elector.Run function starts several leader-only loops (an Elector
+// runs one function at a time). Cancel ctx when leadership ends. It returns
+// ctx's error.
+func (l *Loop) RunLeading(ctx context.Context) error { return l.lead(ctx) }
+
 // Run runs the loop until ctx ends: through the Elector, polling only
 // while this node leads, or directly without one. It returns nil when ctx
 // ends.

@@ -398,3 +398,27 @@ func TestLoopConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopRunLeadingInsideAnotherElection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newTimed(10)
+		src.publish(4)
+		l, err := feed.NewLoop(feed.LoopConfig{Syncer: newSyncer(t, bubbleStore(t), feed.Config{}), Feeds: []feed.LoopFeed{{Name: "f", Source: src}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- l.RunLeading(ctx) }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		st := l.Status()[0]
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Fatalf("RunLeading returned %v, want context.Canceled", err)
+		}
+		if !st.Leading || st.Items != 4 || l.Status()[0].Leading {
+			t.Fatalf("status while leading %+v; after: leading=%v", st, l.Status()[0].Leading)
+		}
+	})
+}

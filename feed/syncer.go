@@ -183,8 +183,9 @@ func (s *Syncer) advance(w *walker, old state, fromHead bool) (next state, compl
 		next.Head = w.newHead
 		if old.Head == nil {
 			// A first sync starts at the head; older items (beyond
-			// CatchUp) are deliberately never fetched.
-			return next, true
+			// CatchUp) are deliberately never fetched, and a catch-up
+			// cut short is not resumed.
+			return next, w.refusal == nil
 		}
 		if !closed {
 			next.Gaps = append([]gap{{After: *head.after, Span: head.afterAbs - w.topAbs, Before: *old.Head}}, old.Gaps...)

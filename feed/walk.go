@@ -7,9 +7,10 @@ import (
 )
 
 // walker reads pages for one Sync or Resume and collects the items of the
-// stretches it walks. Offsets are absolute positions in the feed as it is
-// while being read; the feed may grow at the top meanwhile, and topAbs
-// follows where the newest item known to this walk has drifted to.
+// stretches it walks. Offsets are positions in the feed as it is while being
+// read; they are estimates (the feed grows at the top and loses taken-down
+// items anywhere), which the walk checks against item ids before it trusts
+// them.
 type walker struct {
 	ctx      context.Context
 	name     string
