@@ -125,11 +125,14 @@ func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
 	return errs[0]
 }
 
-// Settle applies many lease operations in one transaction, which is how
-// busy workers should report results. The returned slice has one entry per
-// outcome: nil when it took effect (or repeated one that had), ErrLeaseLost,
-// or ErrNotFound when the item has been forgotten. The error is for the
-// whole batch: bad input (nothing is applied) or a store failure.
+// Settle applies many lease operations at once, which is how busy workers
+// should report results: successes in one statement, the rest in one
+// transaction. Each outcome is applied on its own terms; the batch is not
+// all-or-nothing. The returned slice has one entry per outcome: nil when it
+// took effect (or repeated one that had), ErrLeaseLost, or ErrNotFound when
+// the item has been forgotten. The error is for the whole batch: bad input
+// (nothing is applied) or a store failure (outcomes before it may have been
+// applied; sending the batch again is safe, since repeats are harmless).
 //
 // Rules for every lease operation:
 //   - A token from an older lease (the item was claimed again since) gets

@@ -111,9 +111,11 @@ func (s *Scheduler) Forget(ctx context.Context, id string) error {
 }
 
 // Stats counts items by state and by failure class, and says how much work
-// is due and how long the oldest due item has waited. It reads an index of
-// every item, so it costs time in proportion to the item count (tens of
-// milliseconds per million); call it for monitoring, not per claim.
+// is due and how long the oldest due item has waited. The counts come from
+// counters the store keeps exact; the due count walks the index of due
+// items, so it costs time in proportion to the backlog of due work (tens of
+// milliseconds per hundred thousand due items), not to the item count. Call
+// it for monitoring, not per claim.
 func (s *Scheduler) Stats(ctx context.Context) (Stats, error) {
 	return s.store.RetryStats(ctx, s.now())
 }
