@@ -55,6 +55,10 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult
 // retryPromoteSQL makes the oldest items whose time has come ready (see
 // retry.ClaimQuery) and returns the leases that ran out once too often.
 // SKIP LOCKED lets nodes promote side by side without waiting.
+//
+// Statements here that update rows found by a join also name the keys with
+// id = ANY(...): without it the planner may join a few hundred keys to the
+// table by hashing all of it (a generic plan cannot see how few keys come).
 const retryPromoteSQL = `WITH due AS MATERIALIZED (
 		SELECT id, state, expiries FROM retry_items
 		WHERE NOT ready AND next_at IS NOT NULL AND next_at <= $1
@@ -66,7 +70,7 @@ const retryPromoteSQL = `WITH due AS MATERIALIZED (
 			worker = CASE WHEN t.state = 2 THEN NULL ELSE t.worker END,
 			state = CASE WHEN t.state = 2 THEN 1 ELSE t.state END,
 			updated_at = $1
-		FROM due WHERE t.id = due.id AND NOT (due.state = 2 AND due.expiries + 1 >= $3))
+		WHERE t.id = ANY (ARRAY(SELECT id FROM due WHERE NOT (state = 2 AND expiries + 1 >= $3))))
 	SELECT id FROM due WHERE state = 2 AND expiries + 1 >= $3`
 
 // retryClaimSQL leases the best ready items in one statement. Both kinds of
@@ -94,7 +98,7 @@ const retryClaimSQL = `WITH r AS MATERIALIZED (
 		WHERE k <= GREATEST($3, $2 - (SELECT count(*) FROM p)))
 	UPDATE retry_items t SET state = 2, ready = false, next_at = $4, attempts = t.attempts + 1,
 		lease_gen = nextval('retry_lease_gen'), worker = $5, updated_at = $1
-	FROM pick WHERE t.id = pick.id
+	FROM pick WHERE t.id = pick.id AND t.id = ANY (ARRAY(SELECT id FROM pick))
 	RETURNING t.id, t.lease_gen, t.attempts, t.fails, t.priority, coalesce(t.last_class, ''), t.payload,
 		pick.next_at, pick.was`
 
@@ -255,7 +259,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 				$14::smallint[], $15::timestamptz[])
 				AS u(id, priority, state, ready, next_at, attempts, fails, expiries, last_class, history, worker,
 				lease_gen, settled_gen, settled_op, updated_at)
-			WHERE t.id = u.id`,
+			WHERE t.id = u.id AND t.id = ANY ($1)`,
 			ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
 			gens, settled, ops, updated)
 		return err
@@ -273,7 +277,7 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool,
 	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
 			expiries = 0, worker = NULL, settled_gen = u.gen, settled_op = 1, updated_at = $1
 		FROM unnest($2::text[], $3::bigint[]) AS u(id, gen)
-		WHERE t.id = u.id AND t.lease_gen = u.gen AND t.settled_gen <> u.gen
+		WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_gen = u.gen AND t.settled_gen <> u.gen
 		RETURNING t.id`, q.Now, q.IDs, q.Gens)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: retry succeed: %w", err)
@@ -320,7 +324,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry
 		return r, err
 	}
 	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET `+retryObserveSet+`
-		FROM unnest($5::text[]) AS u(id) WHERE t.id = u.id
+		FROM unnest($5::text[]) AS u(id) WHERE t.id = u.id AND t.id = ANY ($5)
 		RETURNING t.id, false, t.state, t.priority, t.next_at`,
 		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
 	if err != nil {
@@ -421,6 +425,12 @@ func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, err
 	}
 	var oldest *time.Time
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// The due counts read a short index range; starting parallel
+		// workers for them (the planner is tempted when dead entries of
+		// settled leases inflate its estimate) costs far more than the scan.
+		if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `SELECT state, class, sum(n)::bigint FROM retry_counts
 			GROUP BY state, class HAVING sum(n) <> 0`)
 		if err != nil {
