@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"weak"
 
 	"github.com/hostguard/hostguard/health"
 )
@@ -84,7 +81,7 @@ func (s *Store) HealthTouch(ctx context.Context, p health.StoreTouchParams) (hea
 	default:
 		return health.Record{}, fmt.Errorf("sqlite: health touch with unknown outcome %v", p.Outcome)
 	}
-	stmt, err := s.healthStmt(ctx, s.w, q)
+	stmt, err := s.prepared(ctx, s.w, q)
 	if err != nil {
 		return health.Record{}, fmt.Errorf("sqlite: health touch: %w", err)
 	}
@@ -97,7 +94,7 @@ func (s *Store) HealthTouch(ctx context.Context, p health.StoreTouchParams) (hea
 
 // HealthGet returns the record of name (see health.Store).
 func (s *Store) HealthGet(ctx context.Context, name string) (health.Record, bool, error) {
-	stmt, err := s.healthStmt(ctx, s.r, `SELECT `+healthColumns+` FROM health_hosts WHERE name = ?`)
+	stmt, err := s.prepared(ctx, s.r, `SELECT `+healthColumns+` FROM health_hosts WHERE name = ?`)
 	if err != nil {
 		return health.Record{}, false, fmt.Errorf("sqlite: health get: %w", err)
 	}
@@ -137,7 +134,7 @@ func (s *Store) HealthBlocked(ctx context.Context, p health.StoreBlockedParams) 
 	default:
 		return nil, fmt.Errorf("sqlite: health filter with view %q", p.View)
 	}
-	stmt, err := s.healthStmt(ctx, s.r, q)
+	stmt, err := s.prepared(ctx, s.r, q)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: health filter: %w", err)
 	}
@@ -225,47 +222,6 @@ func (s *Store) HealthDelete(ctx context.Context, name string) (bool, error) {
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
-}
-
-// The driver parses every one-shot statement anew, and for the short
-// health statements parsing is about half the cost of a call. So the hot
-// statements are prepared once per Store and connection (database/sql
-// re-prepares a Stmt on each pooled connection it runs on).
-//
-// The prepared statements hang off the Store without a field in it: they
-// are kept in healthStmtCache under a weak pointer to the Store, and a
-// cleanup drops the entry when the Store is garbage. Closing the Store
-// closes the connections and with them the statements.
-var healthStmtCache sync.Map // weak.Pointer[Store] -> *healthStmts
-
-type healthStmts struct {
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // by query text; each text runs on one pool only
-}
-
-// healthStmt returns query prepared on db (s.w or s.r).
-func (s *Store) healthStmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
-	key := weak.Make(s)
-	v, ok := healthStmtCache.Load(key)
-	if !ok {
-		var loaded bool
-		v, loaded = healthStmtCache.LoadOrStore(key, &healthStmts{stmts: map[string]*sql.Stmt{}})
-		if !loaded {
-			runtime.AddCleanup(s, func(k weak.Pointer[Store]) { healthStmtCache.Delete(k) }, key)
-		}
-	}
-	hs := v.(*healthStmts)
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if st, ok := hs.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	hs.stmts[query] = st
-	return st, nil
 }
 
 func scanHealth(row interface{ Scan(dest ...any) error }) (health.Record, error) {

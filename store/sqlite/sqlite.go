@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hostguard/hostguard/store/internal/migration"
@@ -35,6 +36,14 @@ type Store struct {
 	path string
 	w    *sql.DB // exactly one connection: the single writer
 	r    *sql.DB // readers
+
+	stmtMu    sync.Mutex
+	prepStmts map[stmtKey]*sql.Stmt // see prepared
+}
+
+type stmtKey struct {
+	db    *sql.DB
+	query string
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its
@@ -56,7 +65,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{path: path, w: w}
+	s := &Store{path: path, w: w, prepStmts: map[stmtKey]*sql.Stmt{}}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -81,6 +90,12 @@ func (s *Store) Path() string { return s.path }
 // is its own transaction).
 func (s *Store) Close() error {
 	var errs []error
+	s.stmtMu.Lock()
+	for k, st := range s.prepStmts {
+		errs = append(errs, st.Close())
+		delete(s.prepStmts, k)
+	}
+	s.stmtMu.Unlock()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
@@ -158,6 +173,30 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
 	return nil
+}
+
+// prepared returns query prepared on db (s.w or s.r), preparing it on first
+// use. The driver parses every one-shot statement anew, and for the short
+// statements on the hot paths parsing is a large share of a call, so those
+// paths keep their statements for the life of the Store. database/sql
+// prepares a Stmt again on each pooled connection it runs on.
+//
+// It must not be called for s.w while this goroutine is inside s.tx:
+// preparing on the writer would wait for its only connection. Use
+// tx.StmtContext(ctx, st) on a statement prepared before the transaction.
+func (s *Store) prepared(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	k := stmtKey{db, query}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st := s.prepStmts[k]; st != nil {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.prepStmts[k] = st
+	return st, nil
 }
 
 // micros converts t to the stored form: unix microseconds, UTC. The zero
