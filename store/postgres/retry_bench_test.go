@@ -13,7 +13,7 @@ import (
 // The backlog size for the benchmarks: large enough to give the indexes a
 // realistic depth, small enough to set up in seconds. cmd/hg-retrybench
 // measures at a million items.
-const retryBacklog = 50_000
+const retryBacklog = 20_000
 
 func BenchmarkRetryCycle(b *testing.B) {
 	for _, op := range []retry.Op{retry.OpSucceed, retry.OpFail} {

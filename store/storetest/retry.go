@@ -847,9 +847,8 @@ func RetryBench(b *testing.B, st retry.Store, n int) (s *retry.Scheduler, addDue
 func BenchRetryCycle(b *testing.B, s *retry.Scheduler, addDue func(int), batch int, op retry.Op) {
 	b.Helper()
 	c := ctx(b)
-	b.StopTimer()
 	addDue(b.N + batch)
-	b.StartTimer()
+	b.ResetTimer()
 	for done := 0; done < b.N; {
 		ls, err := s.Claim(c, retry.ClaimParams{N: min(batch, b.N-done), Lease: time.Minute})
 		if err != nil || len(ls) == 0 {
