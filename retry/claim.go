@@ -37,8 +37,8 @@ func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	if p.N < 1 || p.N > MaxClaim {
 		return nil, invalidf("claim: N %d is outside [1, %d]", p.N, MaxClaim)
 	}
-	if p.Lease <= 0 || p.Lease > MaxLease {
-		return nil, invalidf("claim: Lease %v is outside (0, %v]", p.Lease, MaxLease)
+	if p.Lease < time.Microsecond || p.Lease > MaxLease {
+		return nil, invalidf("claim: Lease %v is outside [1µs, %v]", p.Lease, MaxLease)
 	}
 	if len(p.Worker) > 128 {
 		return nil, invalidf("claim: Worker is %d bytes, more than 128", len(p.Worker))

@@ -114,7 +114,7 @@ func (s *Scheduler) Extend(ctx context.Context, ref LeaseRef, d time.Duration) (
 	if errs[0] != nil {
 		return time.Time{}, errs[0]
 	}
-	return now.Add(d), nil
+	return now.Add(d.Truncate(time.Microsecond)), nil
 }
 
 func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
@@ -176,8 +176,8 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 				return nil, fmt.Errorf("%w (outcome %d, item %q)", err, i, o.Lease.ID)
 			}
 		case OpExtend:
-			if o.Extend <= 0 || o.Extend > MaxLease {
-				return nil, invalidf("outcome %d, item %q: extension %v is outside (0, %v]", i, o.Lease.ID, o.Extend, MaxLease)
+			if o.Extend < time.Microsecond || o.Extend > MaxLease {
+				return nil, invalidf("outcome %d, item %q: extension %v is outside [1µs, %v]", i, o.Lease.ID, o.Extend, MaxLease)
 			}
 		default:
 			return nil, invalidf("outcome %d, item %q: unknown operation %d (want succeed, fail, release or extend)", i, o.Lease.ID, int(o.Op))
@@ -300,7 +300,7 @@ func (s *Scheduler) applyOutcome(r *Record, o Outcome, gen int64, now time.Time)
 		r.NextAt = now
 	case OpExtend:
 		r.State = Leased
-		r.NextAt = now.Add(o.Extend)
+		r.NextAt = now.Add(o.Extend.Truncate(time.Microsecond))
 		r.UpdatedAt = now
 		return true, nil
 	}

@@ -16,6 +16,10 @@ const promoteLimit = 512
 // MaxAdd is the most items one Add call takes.
 const MaxAdd = 10_000
 
+// maxNotBefore bounds how far ahead work may be scheduled, far inside what
+// both stores' time columns hold.
+const maxNotBefore = 100 * 365 * 24 * time.Hour
+
 // Scheduler decides when failed work is tried again. It is safe for
 // concurrent use, and several Schedulers (in one process or on several
 // nodes) may share one store. Build one with New; most callers want Add,
@@ -68,6 +72,9 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 		}
 		if err := checkPayload(it.ID, it.Payload); err != nil {
 			return AddResult{}, err
+		}
+		if it.NotBefore.After(now.Add(maxNotBefore)) {
+			return AddResult{}, invalidf("item %s: NotBefore %v is more than 100 years ahead", quoteID(it.ID), it.NotBefore)
 		}
 		if it.NotBefore.IsZero() || it.NotBefore.Before(now) {
 			it.NotBefore = now

@@ -546,6 +546,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 			{{ID: "ok"}, {ID: "bad\xffutf8"}},
 			{{ID: "ok"}, {ID: "nul\x00"}},
 			{{ID: "ok", Priority: retry.MaxPriority + 1}},
+			{{ID: "ok", NotBefore: e.clock.Now().Add(200 * 365 * 24 * time.Hour)}},
 		}
 		for i, items := range bad {
 			if _, err := e.s.Add(ctx(t), items...); !errors.Is(err, retry.ErrInvalid) {
@@ -563,6 +564,11 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 			"fail no class": e.s.Fail(ctx(t), l.Ref(), "", "note"),
 			"bad token":     e.s.Succeed(ctx(t), retry.LeaseRef{ID: "x", Token: "01"}),
 			"extend 0":      func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 0); return err }(),
+			"extend 500ns":  func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 500); return err }(),
+			"claim lease 1ns": func() error {
+				_, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: 1})
+				return err
+			}(),
 			"settle bad op": func() error {
 				_, err := e.s.Settle(ctx(t), []retry.Outcome{{Lease: l.Ref(), Op: retry.OpSucceed}, {Lease: l.Ref(), Op: 99}})
 				return err
