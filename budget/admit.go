@@ -231,8 +231,9 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 	return pl, nil
 }
 
-// sortCharges orders the charges by (Scope, Kind), the order in which the
-// store locks them, keeping why in step.
+// sortCharges orders the charges by (Scope, Kind) in byte order, the lock
+// order of LedgerKeys, keeping why in step: BudgetCancel then touches the
+// counters in the same order as every admission.
 func sortCharges(pl *plan) {
 	sort.Sort(byKey{pl})
 }

@@ -46,7 +46,7 @@ type Store interface {
 	// Cost, deletes the grant GrantID if set, and gives the pacing slot
 	// back (next_at = Slot) only if nobody has taken a later slot since
 	// (next_at = Slot + Pace); a later taker keeps its slot, and the gap
-	// simply stays unused.
+	// simply stays unused. Charges come in lock order.
 	BudgetCancel(ctx context.Context, p StoreCancelParams) error
 
 	// BudgetSettle closes reservation p.ID at p.Actual: the grant's
