@@ -168,9 +168,11 @@ func BenchmarkClosed(b *testing.B) {
 		b.Run("lib="+l.name, func(b *testing.B) {
 			call := l.closed(b, 1)
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				call(0)
 			}
+			reportCPU(b, start)
 		})
 	}
 }
@@ -181,9 +183,11 @@ func BenchmarkOpen(b *testing.B) {
 		b.Run("lib="+l.name, func(b *testing.B) {
 			ask := l.open(b)
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				ask()
 			}
+			reportCPU(b, start)
 		})
 	}
 }
@@ -206,6 +210,7 @@ func BenchmarkParallel(b *testing.B) {
 				var offset atomic.Int64
 				b.ReportAllocs()
 				b.ResetTimer()
+				start := cpuTime(b)
 				b.RunParallel(func(pb *testing.PB) {
 					i := int(offset.Add(7919)) % n
 					for pb.Next() {
@@ -213,6 +218,7 @@ func BenchmarkParallel(b *testing.B) {
 						i++
 					}
 				})
+				reportCPU(b, start)
 			})
 		}
 	}
@@ -227,6 +233,7 @@ func BenchmarkKey(b *testing.B) {
 	raw, _ := endpoint(42)
 	b.Run("lib=hostguard", func(b *testing.B) {
 		b.ReportAllocs()
+		start := cpuTime(b)
 		for b.Loop() {
 			k, err := guard.Key(raw)
 			if err != nil {
@@ -234,9 +241,11 @@ func BenchmarkKey(b *testing.B) {
 			}
 			sinkKey = k
 		}
+		reportCPU(b, start)
 	})
 	b.Run("lib=net-url", func(b *testing.B) {
 		b.ReportAllocs()
+		start := cpuTime(b)
 		for b.Loop() {
 			u, err := url.Parse(raw)
 			if err != nil {
@@ -244,5 +253,6 @@ func BenchmarkKey(b *testing.B) {
 			}
 			sinkKey = u.Scheme + "://" + u.Host
 		}
+		reportCPU(b, start)
 	})
 }
