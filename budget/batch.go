@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"time"
@@ -138,8 +139,4 @@ func (q *batcher) send(lead *call) {
 	next.wake <- struct{}{} // not finished: next sends the next batch
 }
 
-type batchSizeError struct{}
-
-func (batchSizeError) Error() string { return "store returned a wrong number of results" }
-
-var errBatchSize error = batchSizeError{}
+var errBatchSize = errors.New("store returned a wrong number of results")
