@@ -20,8 +20,9 @@ type DormantOptions struct {
 	Every time.Duration
 	// Poll is how long the worker waits after an empty claim; 0 means 5 ms.
 	Poll time.Duration
-	// Burst is how many backlog items are reactivated at once; 0 means
-	// 10 000.
+	// Burst is how many backlog items are reactivated at once (twice: one
+	// call per item, then in batches where the system can); 0 means
+	// 10 000, at most Backlog/2.
 	Burst int
 	// Limit abandons a run that takes longer; 0 means 10 minutes.
 	Limit time.Duration
@@ -57,8 +58,9 @@ func (o DormantOptions) validate() error {
 	if o.Trickle < 1 || o.Trickle > 1_000_000 {
 		errs = append(errs, fmt.Errorf("queue: Trickle is %d, want 1..1000000", o.Trickle))
 	}
-	if o.Burst < 1 || o.Burst > o.Backlog {
-		errs = append(errs, fmt.Errorf("queue: Burst is %d, want 1..Backlog (%d)", o.Burst, o.Backlog))
+	// Two bursts take disjoint items, every Backlog/Burst-th and the one after.
+	if o.Burst < 1 || o.Burst > o.Backlog/2 {
+		errs = append(errs, fmt.Errorf("queue: Burst is %d, want 1..Backlog/2 (%d)", o.Burst, o.Backlog/2))
 	}
 	if o.Every < 0 || o.Poll <= 0 || o.Limit < 0 {
 		errs = append(errs, fmt.Errorf("queue: Every %v, Poll %v, Limit %v: Poll must be positive, the others not negative", o.Every, o.Poll, o.Limit))
@@ -83,6 +85,11 @@ type Dormant struct {
 	Burst      int
 	Reactivate time.Duration
 	Drain      time.Duration
+	// BatchReactivate and BatchDrain are the same for a second burst of
+	// as many other backlog items reactivated in batches (hostguard's
+	// ObserveMany); zero where the system has no batch call.
+	BatchReactivate time.Duration
+	BatchDrain      time.Duration
 }
 
 // Quantile returns the q-quantile (0..1) of ds by nearest rank; 0 for none.

@@ -88,52 +88,81 @@ func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dorman
 		return d, err
 	}
 
-	// Burst: observers reactivate backlog items spread over the whole id
-	// range while two workers drain them.
-	const observers, workers = 4, 2
+	// Bursts: reactivate backlog items spread over the whole id range while
+	// two workers drain them; first one Observe call per item from four
+	// callers, then (on other items) ObserveMany in batches of 1 000.
 	step := o.Backlog / o.Burst
-	var next atomic.Int64
-	var drained atomic.Int64
-	errs := make([]error, observers+workers)
-	var obsWG, workWG sync.WaitGroup
-	t0 = time.Now()
+	ids := func(offset int) []string {
+		out := make([]string, o.Burst)
+		for i := range out {
+			out[i] = itemID("dormant", i*step+offset)
+		}
+		return out
+	}
+	one := func(ctx context.Context, ids []string) error {
+		_, err := s.Observe(ctx, ids[0], retry.ObserveParams{})
+		return err
+	}
+	if d.Reactivate, d.Drain, err = hostguardBurst(ctx, s, ids(0), 1, 4, one, o.Poll); err != nil {
+		return d, err
+	}
+	many := func(ctx context.Context, ids []string) error {
+		_, err := s.ObserveMany(ctx, ids, retry.ObserveParams{})
+		return err
+	}
+	d.BatchReactivate, d.BatchDrain, err = hostguardBurst(ctx, s, ids(1), 1_000, 1, many, o.Poll)
+	return d, err
+}
+
+// hostguardBurst reactivates ids, per chunks of size, from callers
+// goroutines, while two workers claim until every one of them is done. It
+// returns how long the reactivation calls took and how long until the last
+// item was settled, both from the first call.
+func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size, callers int,
+	reactivate func(context.Context, []string) error, poll time.Duration) (time.Duration, time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const workers = 2
+	var next, drained atomic.Int64
+	errs := make([]error, callers+workers)
+	var callWG, workWG sync.WaitGroup
+	t0 := time.Now()
 	for w := range workers {
 		workWG.Go(func() {
-			for drained.Load() < int64(o.Burst) {
+			for drained.Load() < int64(len(ids)) {
 				n, _, err := claimAndSucceed(ctx, s, 100, nil)
 				if err != nil {
-					errs[observers+w] = err
+					errs[callers+w] = err
 					return
 				}
 				drained.Add(int64(n))
 				if n == 0 {
-					time.Sleep(o.Poll)
+					time.Sleep(poll)
 				}
 			}
 		})
 	}
-	for w := range observers {
-		obsWG.Go(func() {
+	for c := range callers {
+		callWG.Go(func() {
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= o.Burst {
+				i := int(next.Add(int64(size))) - size
+				if i >= len(ids) {
 					return
 				}
-				if _, err := s.Observe(ctx, itemID("dormant", i*step), retry.ObserveParams{}); err != nil {
-					errs[w] = fmt.Errorf("queue: observe: %w", err)
+				if err := reactivate(ctx, ids[i:min(i+size, len(ids))]); err != nil {
+					errs[c] = fmt.Errorf("queue: reactivate: %w", err)
 					return
 				}
 			}
 		})
 	}
-	obsWG.Wait()
-	d.Reactivate = time.Since(t0)
-	if err := errors.Join(errs[:observers]...); err != nil {
+	callWG.Wait()
+	calls := time.Since(t0)
+	if err := errors.Join(errs[:callers]...); err != nil {
 		cancel()
 		workWG.Wait()
-		return d, err
+		return calls, 0, err
 	}
 	workWG.Wait()
-	d.Drain = time.Since(t0)
-	return d, errors.Join(errs...)
+	return calls, time.Since(t0), errors.Join(errs...)
 }

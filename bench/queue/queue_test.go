@@ -102,6 +102,9 @@ func TestHostguardDormant(t *testing.T) {
 	if len(d.Claims) == 0 {
 		t.Fatal("no claim was timed")
 	}
+	if d.BatchDrain < d.BatchReactivate || d.BatchReactivate <= 0 {
+		t.Fatalf("batch burst: reactivate %v, drain %v", d.BatchReactivate, d.BatchDrain)
+	}
 	d, err = queue.HostguardDormant(ctx, fresh(t, "hgbench_test_hg_dormant"), tiny)
 	checkDormant(t, d, err)
 }
