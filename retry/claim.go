@@ -11,7 +11,7 @@ type ClaimParams struct {
 	// N is the most items to hand out, 1 to MaxClaim.
 	N int `json:"n"`
 	// Lease is how long the worker may hold each item before it may be
-	// handed to someone else; (0, MaxLease].
+	// handed to someone else: 1µs to MaxLease.
 	Lease time.Duration `json:"lease"`
 	// Worker names the claimant for Get and logs; optional, at most 128
 	// bytes.
