@@ -11,7 +11,20 @@
 //   - the guarded fetch route, GET|POST /v1/fetch?url=...;
 //   - hosts (health.Tracker) under /v1/hosts and items (retry.Scheduler)
 //     under /v1/items;
+//   - the admission budget under /v1/budget: admit and settle, today's
+//     usage, and live changes to its sources and to a pause of all
+//     background work, which the next admission sees;
+//   - the feeds under /v1/feeds, evidence under /v1/evidence, and
+//     GET /v1/leader;
 //   - GET /v1/status, the status page's figures as JSON.
+//
+// While Serve runs, the node that leads (Config.Elector; a server without
+// one always leads) runs the periodic work: it polls every configured
+// Newznab or Torznab feed (Config.Feeds) at its budget's interval, and
+// prunes old budget usage and surplus evidence. The items a feed finds are
+// counted, and the newest are kept in memory for the API; the daemon does
+// nothing else with them. An indexer's API key is never logged and is
+// masked in everything the API returns.
 //
 // docs/api.md has a request and an answer for every route. Every error is
 // JSON, {"error": "...", "field": "..."}, with a 4xx status for bad input;

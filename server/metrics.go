@@ -27,6 +27,10 @@ type metrics struct {
 	upstream    *prometheus.CounterVec
 	admissions  *prometheus.CounterVec
 	settlements prometheus.Counter
+	pruned      *prometheus.CounterVec
+	verdicts    *prometheus.CounterVec
+	leading     prometheus.GaugeFunc
+	term        prometheus.GaugeFunc
 }
 
 func newMetrics(s *Server) *metrics {
@@ -64,7 +68,33 @@ func newMetrics(s *Server) *metrics {
 		Namespace: "hostguard", Subsystem: "budget", Name: "settlements_total",
 		Help: "Byte reservations settled through the API.",
 	})
-	m.reg.MustRegister(m.admissions, m.settlements)
+	m.pruned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "leader", Name: "pruned_rows_total",
+		Help: "Rows the leader's maintenance deleted, by what they held (budget usage, evidence).",
+	}, []string{"what"})
+	m.verdicts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "evidence", Name: "verdicts_total",
+		Help: "Verdicts recorded through the API, by verdict.",
+	}, []string{"verdict"})
+	m.leading = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "hostguard", Subsystem: "leader", Name: "leading",
+		Help: "1 while this node leads and runs the periodic work (feed polls, pruning), else 0.",
+	}, func() float64 {
+		if s.leading.Load() {
+			return 1
+		}
+		return 0
+	})
+	m.term = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "hostguard", Subsystem: "leader", Name: "term",
+		Help: "The election term this node leads in; 0 when it does not lead or there is no election.",
+	}, func() float64 {
+		if s.cfg.Elector == nil {
+			return 0
+		}
+		return float64(s.cfg.Elector.Term())
+	})
+	m.reg.MustRegister(m.admissions, m.settlements, m.pruned, m.verdicts, m.leading, m.term)
 	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.tickets, m.expired, m.upstream,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -133,6 +163,14 @@ var (
 		"Retry queue items due now.", nil, nil)
 	descLag = prometheus.NewDesc("hostguard_retry_oldest_due_lag_seconds",
 		"How long the longest-waiting due item has been due; growing means workers fall behind.", nil, nil)
+	descFeedItems = prometheus.NewDesc("hostguard_feed_items_seen_total",
+		"New items this node's loop found in a feed since the daemon started.", []string{"feed"}, nil)
+	descFeedGaps = prometheus.NewDesc("hostguard_feed_gaps",
+		"Unread stretches of a feed as of this node's last sync.", []string{"feed"}, nil)
+	descFeedLastSync = prometheus.NewDesc("hostguard_feed_last_sync_timestamp_seconds",
+		"When this node last synced a feed (Unix time; 0: never).", []string{"feed"}, nil)
+	descEvidence = prometheus.NewDesc("hostguard_evidence_subjects",
+		"Subjects with a definitive verdict in the last computed evidence set, by verdict.", []string{"verdict"}, nil)
 	descScrapeErrors = prometheus.NewDesc("hostguard_state_scrape_errors",
 		"1 when a part of the state (hosts, items) could not be read for this scrape.", []string{"part"}, nil)
 )
@@ -141,7 +179,8 @@ var (
 const scrapeTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors} {
+	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors,
+		descFeedItems, descFeedGaps, descFeedLastSync, descEvidence} {
 		ch <- d
 	}
 }
@@ -154,6 +193,25 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(descEndpoints, prometheus.GaugeValue, float64(n), state)
+	}
+	// Feed names come from the owner's configuration, so they are a
+	// bounded label set, unlike endpoints or hosts.
+	for _, f := range s.feeds {
+		for _, st := range f.loop.Status() {
+			last := 0.0
+			if !st.LastSync.IsZero() {
+				last = float64(st.LastSync.UnixNano()) / 1e9
+			}
+			ch <- prometheus.MustNewConstMetric(descFeedItems, prometheus.CounterValue, float64(st.Items), st.Name)
+			ch <- prometheus.MustNewConstMetric(descFeedGaps, prometheus.GaugeValue, float64(st.Gaps), st.Name)
+			ch <- prometheus.MustNewConstMetric(descFeedLastSync, prometheus.GaugeValue, last, st.Name)
+		}
+	}
+	if b := s.cfg.Evidence; b != nil {
+		// Snapshot never waits for the store; a stale set starts a refresh.
+		avail, unavail := evidenceCounts(b.Snapshot())
+		ch <- prometheus.MustNewConstMetric(descEvidence, prometheus.GaugeValue, float64(avail), "available")
+		ch <- prometheus.MustNewConstMetric(descEvidence, prometheus.GaugeValue, float64(unavail), "unavailable")
 	}
 	ctx, cancel := context.WithTimeout(s.baseCtx, scrapeTimeout)
 	defer cancel()

@@ -8,11 +8,15 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -89,8 +93,33 @@ type Config struct {
 	Retry *retry.Scheduler
 
 	// Budget serves /v1/budget. nil (the zero value) makes those routes
-	// answer 501.
+	// answer 501. The routes that change sources and pause work change
+	// this Budget's in-memory configuration only: other nodes, and this
+	// one after a restart, keep their own.
 	Budget *budget.Budget
+
+	// Elector elects the node of a cluster that runs the periodic work
+	// (feed polls and pruning) while Serve runs. nil (the zero value): this
+	// server always runs it, as a single node does.
+	Elector *leader.Elector
+
+	// Feeds are the Newznab or Torznab feeds the leader polls; they need
+	// Budget and FeedStore. nil (the zero value): none.
+	Feeds []Feed
+
+	// FeedStore keeps the feeds' positions and serves /v1/feeds. nil (the
+	// zero value) makes those routes answer 501.
+	FeedStore feed.Store
+
+	// Evidence serves /v1/evidence. nil (the zero value) makes those
+	// routes answer 501. The caller closes it after Serve returns.
+	Evidence *evidence.Book
+
+	// MaintainEvery is how often the leader prunes budget usage older than
+	// the budget keeps and evidence beyond its cap; the first run comes
+	// at most a minute after leadership begins. 0 means
+	// DefaultMaintainEvery (1h).
+	MaintainEvery time.Duration
 
 	// Logger receives startup, shutdown and guard transition lines, never a
 	// line per request. nil means slog.Default().
@@ -118,6 +147,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("server: Config.MaxBodyBytes is negative (%d)", c.MaxBodyBytes)
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("server: Config.ShutdownTimeout is negative (%v)", c.ShutdownTimeout)
+	case c.MaintainEvery < 0:
+		return fmt.Errorf("server: Config.MaintainEvery is negative (%v)", c.MaintainEvery)
 	case c.Guard.Threshold < 0:
 		return fmt.Errorf("server: Config.Guard.Threshold is negative (%d)", c.Guard.Threshold)
 	case c.Guard.Window < 0:
@@ -143,6 +174,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.MaintainEvery == 0 {
+		c.MaintainEvery = DefaultMaintainEvery
 	}
 	if c.HeaderTimeout == 0 {
 		c.HeaderTimeout = transport.DefaultTimeout
@@ -178,6 +212,12 @@ type Server struct {
 	proxy   http.Handler
 	tunnels tunnelSet
 	active  activity
+
+	feeds      []*feedRunner
+	feedReader *feed.Syncer    // reads and resets stored positions; nil without FeedStore
+	feedBase   *http.Transport // the feeds' connections; nil without feeds
+	// leading is true while this node runs the periodic work.
+	leading atomic.Bool
 
 	// baseCtx is the parent of every request Serve handles; cancelling it
 	// at the end of a shutdown cuts in-flight upstream requests, so their
@@ -238,6 +278,10 @@ func New(cfg Config) (*Server, error) {
 		HeaderTimeout: cfg.HeaderTimeout,
 		IdleTimeout:   cfg.IdleTimeout,
 	})
+	if err := s.setupFeeds(); err != nil {
+		s.cancelBase()
+		return nil, err
+	}
 	s.api = s.routes()
 	s.proxy = http.HandlerFunc(s.serveProxy)
 	go s.sweep()
@@ -292,6 +336,19 @@ func (s *Server) routes() http.Handler {
 	handle("POST /v1/budget/admit", true, s.budgetAdmit)
 	handle("POST /v1/budget/grants/{id}/settle", true, s.budgetSettle)
 	handle("GET /v1/budget", true, s.budgetReport)
+	handle("PUT /v1/budget/sources/{name}", true, s.budgetSetSource)
+	handle("DELETE /v1/budget/sources/{name}", true, s.budgetRemoveSource)
+	handle("POST /v1/budget/pause", true, s.budgetPause)
+
+	handle("GET /v1/leader", true, s.leaderGet)
+
+	handle("GET /v1/feeds", true, s.feedList)
+	handle("POST /v1/feeds/{name}/reset", true, s.feedReset)
+	handle("GET /v1/feeds/{name}/items", true, s.feedItems)
+
+	handle("POST /v1/evidence", true, s.evidenceRecord)
+	handle("POST /v1/evidence/policy", true, s.evidencePolicy)
+	handle("GET /v1/evidence/{subject}", true, s.evidenceGet)
 
 	// Anything else gets a JSON 404 or 405 rather than the mux's text
 	// answer, so clients can always parse an error. It is timed under one
@@ -361,6 +418,15 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
 	}
+	// The periodic work stops first on the way out: it must not outlive
+	// the stores the caller closes after Serve.
+	leadCtx, stopLead := context.WithCancel(context.Background())
+	defer stopLead()
+	leadDone := make(chan struct{})
+	go func() {
+		defer close(leadDone)
+		s.runLeader(leadCtx)
+	}()
 	var serveErr error
 	running := len(servers)
 	select {
@@ -372,6 +438,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 		}
 	}
 	s.log.Info("server: shutting down", "drain", s.cfg.ShutdownTimeout)
+	stopLead()
 	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -402,6 +469,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	if !s.active.wait(lastCtx) {
 		s.log.Warn("server: some handlers were still running at exit")
 	}
+	<-leadDone
 	s.Close()
 	s.log.Info("server: stopped")
 	return serveErr
@@ -417,6 +485,9 @@ func (s *Server) Close() error {
 		s.tickets.releaseAll()
 		s.cancelBase()
 		s.base.CloseIdleConnections()
+		if s.feedBase != nil {
+			s.feedBase.CloseIdleConnections()
+		}
 	})
 	return nil
 }

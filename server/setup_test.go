@@ -14,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard"
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
@@ -51,7 +54,7 @@ type fixture struct {
 	api   string // base URL of the API
 	proxy string // host:port of the proxy
 	clock *fakeClock
-	store *sqlite.Store
+	store hostguard.Store
 	logs  *syncBuffer
 	stop  func() error // ends Serve and returns its error
 }
@@ -79,12 +82,19 @@ func (b *syncBuffer) String() string {
 // 127.0.0.1). opts adjust the Config before New.
 func setup(t *testing.T, opts ...func(*Config)) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	clock := newFakeClock()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hostguard.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveOn(t, st, newFakeClock(), opts...)
+}
+
+// serveOn is setup over a store of the caller's: several fixtures may
+// share one PostgreSQL store, as the nodes of a cluster do. The fixture
+// closes st when the test ends.
+func serveOn(t *testing.T, st hostguard.Store, clock *fakeClock, opts ...func(*Config)) *fixture {
+	t.Helper()
+	ctx := context.Background()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tracker := health.New(st, health.Config{Now: clock.Now, Logger: log})
@@ -99,8 +109,19 @@ func setup(t *testing.T, opts ...func(*Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	book, err := evidence.New(st, evidence.Config{Now: clock.Now, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, err := leader.New(st, leader.Config{Now: clock.Now, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{
 		Budget:          bud,
+		Evidence:        book,
+		FeedStore:       st,
+		Elector:         el,
 		AllowPrivate:    true,
 		Guard:           guard.Config{Now: clock.Now, Disabled: func() bool { return false }},
 		HeaderTimeout:   300 * time.Millisecond,
@@ -117,6 +138,8 @@ func setup(t *testing.T, opts ...func(*Config)) *fixture {
 	}
 	s, err := New(cfg)
 	if err != nil {
+		book.Close()
+		st.Close()
 		t.Fatal(err)
 	}
 	apiLn := listen(t)
@@ -137,6 +160,7 @@ func setup(t *testing.T, opts ...func(*Config)) *fixture {
 		if err := stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+		book.Close()
 		st.Close()
 	})
 	return &fixture{t: t, s: s, api: "http://" + apiLn.Addr().String(), proxy: proxyLn.Addr().String(),
@@ -238,3 +262,17 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func guardConfig(threshold int) guard.Config { return guard.Config{Threshold: threshold} }
+
+// eventually polls cond until it holds or the deadline passes. It is for
+// conditions that background work (the leader's loops) brings about, where
+// there is no event to wait on but the API's answer.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

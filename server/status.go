@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/retry"
@@ -26,6 +27,12 @@ type statusReport struct {
 	Items *retry.Stats `json:"items,omitempty"`
 	// Budget is today's usage against the allowances.
 	Budget *budgetView `json:"budget,omitempty"`
+	// Leader says whether this node runs the periodic work.
+	Leader leaderView `json:"leader"`
+	// Feeds are the configured and stored feeds.
+	Feeds []feedView `json:"feeds,omitempty"`
+	// Evidence counts the subjects of the last computed evidence set.
+	Evidence *evidenceSummary `json:"evidence,omitempty"`
 	// Problems names the parts that could not be read (a store error);
 	// the rest of the report is still good.
 	Problems []string `json:"problems,omitempty"`
@@ -100,7 +107,46 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 			rep.Budget = newBudgetView(br)
 		}
 	}
+	lv, err := s.leaderStatus(ctx)
+	if err != nil {
+		s.log.Error("server: reading the leader lease for the status report failed", "err", err)
+		rep.Problems = append(rep.Problems, "the leader lease could not be read")
+	}
+	rep.Leader = lv
+	if s.feedReader != nil {
+		views, err := s.feedViews(ctx)
+		if err != nil {
+			s.log.Error("server: reading feed positions for the status report failed", "err", err)
+			rep.Problems = append(rep.Problems, "the feeds could not be read")
+		} else {
+			rep.Feeds = views
+		}
+	}
+	if b := s.cfg.Evidence; b != nil {
+		snap := b.Snapshot()
+		es := &evidenceSummary{Fingerprint: b.CurrentFingerprint(), Known: snap.Known(), ComputedAt: timePtr(snap.ComputedAt())}
+		es.Available, es.Unavailable = evidenceCounts(snap)
+		rep.Evidence = es
+	}
 	return rep
+}
+
+// evidenceSummary is the evidence part of the status report. It comes from
+// the book's last computed set, which never waits for the store; the
+// figures may be up to the book's MaxAge old.
+type evidenceSummary struct {
+	Fingerprint string `json:"fingerprint"`
+	// Known is false until the first set has been computed.
+	Known       bool       `json:"known"`
+	ComputedAt  *time.Time `json:"computed_at,omitempty"`
+	Available   int        `json:"available"`
+	Unavailable int        `json:"unavailable"`
+}
+
+func evidenceCounts(snap *evidence.Snapshot) (available, unavailable int) {
+	snap.Subjects(evidence.Available, func(evidence.Summary) bool { available++; return true })
+	snap.Subjects(evidence.Unavailable, func(evidence.Summary) bool { unavailable++; return true })
+	return available, unavailable
 }
 
 func firstErr(errs ...error) error {

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+// maxPaceSeconds bounds a source's pace: a request a day is the gentlest
+// schedule that still makes sense for a feed.
+const maxPaceSeconds = 86400
+
+// sourceRequest is the body of PUT /v1/budget/sources/{name}. A PUT
+// replaces what the owner says about the source; fields left out take
+// their defaults, except the limit the source reported about itself,
+// which the owner does not own and which stays unless given.
+type sourceRequest struct {
+	OwnerDailyLimit    *int64   `json:"owner_daily_limit"`
+	ReportedDailyLimit *int64   `json:"reported_daily_limit"`
+	Share              string   `json:"share"`
+	ReservePercent     *int64   `json:"reserve_percent"`
+	PaceSeconds        *float64 `json:"pace_seconds"`
+}
+
+// sourceConfigView is a source's configuration as the API shows it.
+type sourceConfigView struct {
+	Name               string  `json:"name"`
+	OwnerDailyLimit    *int64  `json:"owner_daily_limit"`
+	ReportedDailyLimit *int64  `json:"reported_daily_limit"`
+	Share              string  `json:"share"`
+	ReservePercent     *int64  `json:"reserve_percent"`
+	PaceSeconds        float64 `json:"pace_seconds"`
+	// Created is true when the PUT added the source rather than replaced
+	// it.
+	Created bool `json:"created"`
+}
+
+func newSourceConfigView(src budget.Source, created bool) sourceConfigView {
+	pace := src.Pace
+	switch pace {
+	case 0:
+		pace = budget.DefaultPace
+	case budget.NoPace:
+		pace = 0
+	}
+	return sourceConfigView{Name: src.Name, OwnerDailyLimit: src.OwnerDailyLimit, ReportedDailyLimit: src.ReportedDailyLimit,
+		Share: src.Share.String(), ReservePercent: src.ReservePercent, PaceSeconds: pace.Seconds(), Created: created}
+}
+
+func (s *Server) findSource(name string) (budget.Source, bool) {
+	for _, src := range s.cfg.Budget.Sources() {
+		if src.Name == name {
+			return src, true
+		}
+	}
+	return budget.Source{}, false
+}
+
+func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) {
+	if !s.needBudget(w) {
+		return
+	}
+	name := r.PathValue("name")
+	var req sourceRequest
+	if e := decodeOptionalJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	src := budget.Source{Name: name, OwnerDailyLimit: req.OwnerDailyLimit, ReservePercent: req.ReservePercent}
+	share, err := budget.ParseShare(req.Share)
+	if err != nil {
+		writeError(w, badRequest("share", "unknown share %q; want gentle, normal or unlimited", req.Share))
+		return
+	}
+	src.Share = share
+	switch {
+	case req.OwnerDailyLimit != nil && *req.OwnerDailyLimit < 0:
+		writeError(w, badRequest("owner_daily_limit", "owner_daily_limit must not be negative (0 stops all background work on the source)"))
+		return
+	case req.ReportedDailyLimit != nil && *req.ReportedDailyLimit < 0:
+		writeError(w, badRequest("reported_daily_limit", "reported_daily_limit must not be negative"))
+		return
+	case req.ReservePercent != nil && (*req.ReservePercent < 0 || *req.ReservePercent > 100):
+		writeError(w, badRequest("reserve_percent", "reserve_percent must be between 0 and 100"))
+		return
+	}
+	if p := req.PaceSeconds; p != nil {
+		if *p < 0 || *p > maxPaceSeconds || math.IsNaN(*p) {
+			writeError(w, badRequest("pace_seconds", "pace_seconds must be between 0 (no pacing) and %d", maxPaceSeconds))
+			return
+		}
+		src.Pace = time.Duration(*p * float64(time.Second))
+		if src.Pace == 0 {
+			src.Pace = budget.NoPace
+		}
+	}
+	old, existed := s.findSource(name)
+	src.ReportedDailyLimit = old.ReportedDailyLimit
+	if req.ReportedDailyLimit != nil {
+		src.ReportedDailyLimit = req.ReportedDailyLimit
+		if *req.ReportedDailyLimit == 0 {
+			// As budget.ReportLimit: a reported zero means "not known".
+			src.ReportedDailyLimit = nil
+		}
+	}
+	if err := s.cfg.Budget.SetSource(src); err != nil {
+		// Every other field was checked above: what is left is the name.
+		writeError(w, badRequest("name", "%s", strings.TrimPrefix(err.Error(), "budget: ")))
+		return
+	}
+	s.log.Info("server: budget source set", "source", name, "share", src.Share.String(), "created", !existed)
+	status := http.StatusOK
+	if !existed {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, newSourceConfigView(src, !existed))
+}
+
+func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) {
+	if !s.needBudget(w) {
+		return
+	}
+	name := r.PathValue("name")
+	if s.feedByName(name) != nil {
+		writeError(w, &apiError{Status: http.StatusConflict, Field: "name",
+			Message: "server: a configured feed polls this source; remove the feed from the configuration first, or set owner_daily_limit to 0 to stop its work"})
+		return
+	}
+	if err := s.cfg.Budget.RemoveSource(name); err != nil {
+		if errors.Is(err, budget.ErrUnknownSource) {
+			writeError(w, notFound("name", "no source of that name is configured"))
+			return
+		}
+		s.internalError(w, "removing a budget source", err)
+		return
+	}
+	s.log.Info("server: budget source removed", "source", name)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type pauseRequest struct {
+	Paused *bool `json:"paused"`
+}
+
+type pauseResponse struct {
+	Paused bool `json:"paused"`
+}
+
+func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) {
+	if !s.needBudget(w) {
+		return
+	}
+	var req pauseRequest
+	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.Paused == nil {
+		writeError(w, badRequest("paused", "paused is missing: true pauses all background work, false resumes it"))
+		return
+	}
+	if s.cfg.Budget.Paused() != *req.Paused {
+		s.log.Info("server: background work paused by the owner", "paused", *req.Paused)
+	}
+	s.cfg.Budget.Pause(*req.Paused)
+	writeJSON(w, http.StatusOK, pauseResponse{Paused: *req.Paused})
+}

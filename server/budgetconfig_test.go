@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+// admitStatus asks for one head poll of source and returns the status.
+func (f *fixture) admitStatus(source string) int {
+	f.t.Helper()
+	return f.do("POST", "/v1/budget/admit", map[string]any{"source": source, "kind": "head_poll"}).status
+}
+
+func TestBudgetLiveConfigurationAppliesToTheNextAdmission(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+
+	expectError(t, f.do("POST", "/v1/budget/admit", map[string]any{"source": "live", "kind": "head_poll"}), http.StatusNotFound, "source")
+
+	// Gentle: 5 % of 20 is one request a day; no pacing.
+	var v sourceConfigView
+	a := f.do("PUT", "/v1/budget/sources/live", map[string]any{"owner_daily_limit": 20, "share": "gentle", "pace_seconds": 0})
+	if a.status != http.StatusCreated {
+		t.Fatalf("PUT a new source: %d %s", a.status, a.body)
+	}
+	if err := jsonUnmarshal(a.body, &v); err != nil || !v.Created || v.Share != "gentle" || v.PaceSeconds != 0 || *v.OwnerDailyLimit != 20 {
+		t.Fatalf("PUT answer: %+v (%v)", v, err)
+	}
+	if st := f.admitStatus("live"); st != 200 {
+		t.Fatalf("first admission after PUT: %d", st)
+	}
+	if st := f.admitStatus("live"); st != http.StatusTooManyRequests {
+		t.Fatalf("second admission of a one-a-day source: %d", st)
+	}
+
+	// Unlimited with no reserve: all 20, of which one is used.
+	decodeInto(t, f.do("PUT", "/v1/budget/sources/live", map[string]any{"owner_daily_limit": 20, "share": "unlimited", "reserve_percent": 0, "pace_seconds": 0}), &v)
+	if v.Created || v.Share != "unlimited" {
+		t.Fatalf("PUT over an existing source: %+v", v)
+	}
+	if st := f.admitStatus("live"); st != 200 {
+		t.Fatalf("admission after raising the share: %d", st)
+	}
+
+	// Pause stops all background work at once; resume restarts it.
+	var p pauseResponse
+	decodeInto(t, f.do("POST", "/v1/budget/pause", map[string]any{"paused": true}), &p)
+	if !p.Paused {
+		t.Fatalf("pause answer: %+v", p)
+	}
+	expectError(t, f.do("POST", "/v1/budget/admit", map[string]any{"source": "live", "kind": "head_poll"}), http.StatusServiceUnavailable, "")
+	var rep struct {
+		Paused bool `json:"paused"`
+	}
+	decodeInto(t, f.do("GET", "/v1/budget", nil), &rep)
+	if !rep.Paused {
+		t.Fatal("GET /v1/budget does not say paused")
+	}
+	decodeInto(t, f.do("POST", "/v1/budget/pause", map[string]any{"paused": false}), &p)
+	if st := f.admitStatus("live"); st != 200 {
+		t.Fatalf("admission after resume: %d", st)
+	}
+
+	// Removal: the next admission no longer knows the source.
+	if a := f.do("DELETE", "/v1/budget/sources/live", nil); a.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", a.status, a.body)
+	}
+	expectError(t, f.do("POST", "/v1/budget/admit", map[string]any{"source": "live", "kind": "head_poll"}), http.StatusNotFound, "source")
+	expectError(t, f.do("DELETE", "/v1/budget/sources/live", nil), http.StatusNotFound, "name")
+}
+
+func TestBudgetPutKeepsTheReportedLimit(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	if err := f.s.cfg.Budget.ReportLimit("unpaced", 500); err != nil {
+		t.Fatal(err)
+	}
+	var v sourceConfigView
+	decodeInto(t, f.do("PUT", "/v1/budget/sources/unpaced", map[string]any{}), &v)
+	if v.ReportedDailyLimit == nil || *v.ReportedDailyLimit != 500 || v.OwnerDailyLimit != nil || v.PaceSeconds != 3 {
+		t.Fatalf("PUT with no fields: %+v", v)
+	}
+	var rep struct {
+		Sources []struct {
+			Name       string `json:"name"`
+			DailyLimit int64  `json:"daily_limit"`
+			LimitFrom  string `json:"limit_from"`
+			Allowance  int64  `json:"allowance"`
+		} `json:"sources"`
+	}
+	decodeInto(t, f.do("GET", "/v1/budget", nil), &rep)
+	for _, s := range rep.Sources {
+		if s.Name == "unpaced" && (s.DailyLimit != 500 || s.LimitFrom != "reported" || s.Allowance != 50) {
+			t.Fatalf("after PUT without a reported limit: %+v", s)
+		}
+	}
+	decodeInto(t, f.do("PUT", "/v1/budget/sources/unpaced", map[string]any{"reported_daily_limit": 0}), &v)
+	if v.ReportedDailyLimit != nil {
+		t.Fatalf("a reported 0 should clear the figure: %+v", v)
+	}
+}
+
+func TestBudgetLiveConfigurationBadInput(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	before := f.s.cfg.Budget.Sources()
+	cases := []struct {
+		name, method, path string
+		body               any
+		status             int
+		field              string
+	}{
+		{"unknown share", "PUT", "/v1/budget/sources/x", `{"share":"greedy"}`, 400, "share"},
+		{"negative owner limit", "PUT", "/v1/budget/sources/x", `{"owner_daily_limit":-1}`, 400, "owner_daily_limit"},
+		{"negative reported limit", "PUT", "/v1/budget/sources/x", `{"reported_daily_limit":-1}`, 400, "reported_daily_limit"},
+		{"reserve over 100", "PUT", "/v1/budget/sources/x", `{"share":"unlimited","reserve_percent":101}`, 400, "reserve_percent"},
+		{"negative pace", "PUT", "/v1/budget/sources/x", `{"pace_seconds":-1}`, 400, "pace_seconds"},
+		{"pace over a day", "PUT", "/v1/budget/sources/x", `{"pace_seconds":90000}`, 400, "pace_seconds"},
+		{"name with space", "PUT", "/v1/budget/sources/%20x", `{}`, 400, "name"},
+		{"name with control", "PUT", "/v1/budget/sources/a%07b", `{}`, 400, "name"},
+		{"limit as a string", "PUT", "/v1/budget/sources/x", `{"owner_daily_limit":"10"}`, 400, "owner_daily_limit"},
+		{"unknown field", "PUT", "/v1/budget/sources/x", `{"limit":10}`, 400, "limit"},
+		{"replace with bad share", "PUT", "/v1/budget/sources/indexer", `{"owner_daily_limit":5,"share":"lots"}`, 400, "share"},
+		{"pause without paused", "POST", "/v1/budget/pause", `{}`, 400, "paused"},
+		{"pause as a string", "POST", "/v1/budget/pause", `{"paused":"yes"}`, 400, "paused"},
+		{"pause empty body", "POST", "/v1/budget/pause", ``, 400, ""},
+		{"remove unknown", "DELETE", "/v1/budget/sources/nowhere", nil, 404, "name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectError(t, f.do(c.method, c.path, c.body), c.status, c.field)
+		})
+	}
+	if after := f.s.cfg.Budget.Sources(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("bad requests changed the sources:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if f.s.cfg.Budget.Paused() {
+		t.Fatal("a bad pause request paused the budget")
+	}
+	// The untouched source still admits.
+	if _, err := f.s.cfg.Budget.Admit(context.Background(), admitHeadPoll("indexer")); err != nil {
+		t.Fatalf("indexer after bad requests: %v", err)
+	}
+}
+
+func admitHeadPoll(source string) budget.AdmitParams {
+	return budget.AdmitParams{Source: source, Kind: budget.KindHeadPoll}
+}

@@ -1,0 +1,270 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/feed/newznab"
+	"github.com/hostguard/hostguard/transport"
+)
+
+// DefaultKeepItems is how many of a feed's newest items the daemon keeps in
+// memory for GET /v1/feeds/{name}/items when Feed.KeepItems is 0.
+const DefaultKeepItems = 100
+
+// maxKeepItems bounds Feed.KeepItems: the items are held in memory, and
+// their attributes can be a few kilobytes each.
+const maxKeepItems = 10_000
+
+// Feed is one Newznab or Torznab indexer whose recent-release listing the
+// leader follows (see feed.Syncer). What the daemon does with the items it
+// finds is deliberately little: it counts them and keeps the newest
+// KeepItems in memory for GET /v1/feeds/{name}/items. Programs that act on
+// every item embed the feed package instead.
+type Feed struct {
+	// Name names the feed in the store and in the API, and is the budget
+	// source that pays for its polls. Required; at most 200 bytes, no
+	// surrounding space or control characters. When the budget has no
+	// source of that name, New adds one with the budget's defaults.
+	Name string
+
+	// URL is the indexer's API endpoint, such as https://indexer.example/api.
+	// Required; http or https, with neither user:password nor an apikey
+	// parameter (the key goes in APIKey). Unlike the fetch route, a feed
+	// may be on a private address: the owner configured it.
+	URL string
+
+	// APIKey is the account's key. Empty (the zero value) sends none. The
+	// daemon never logs it and masks it in everything the API returns.
+	APIKey string
+
+	// Categories restrict the listing to these category ids. nil (the
+	// zero value): every category.
+	Categories []int
+
+	// PageSize is how many items one page asks for, lowered to the
+	// indexer's maximum. 0 means newznab.DefaultPageSize (100).
+	PageSize int
+
+	// MaxPages bounds the page requests of one sync. 0 means
+	// feed.DefaultMaxPages (5).
+	MaxPages int
+
+	// CatchUp is how many pages below the head the feed's first sync also
+	// reads. 0 (the zero value): the first sync reads the head page only.
+	CatchUp int
+
+	// KeepItems is how many of the newest items are kept in memory for the
+	// API. 0 means DefaultKeepItems (100); at most 10 000.
+	KeepItems int
+}
+
+func (f Feed) validate(i int) error {
+	field := func(name string) string { return fmt.Sprintf("server: Config.Feeds[%d].%s", i, name) }
+	switch {
+	case f.Name == "":
+		return fmt.Errorf("%s is empty", field("Name"))
+	case f.URL == "":
+		return fmt.Errorf("%s is empty", field("URL"))
+	case f.PageSize < 0:
+		return fmt.Errorf("%s is negative (%d)", field("PageSize"), f.PageSize)
+	case f.MaxPages < 0:
+		return fmt.Errorf("%s is negative (%d)", field("MaxPages"), f.MaxPages)
+	case f.CatchUp < 0:
+		return fmt.Errorf("%s is negative (%d)", field("CatchUp"), f.CatchUp)
+	case f.KeepItems < 0 || f.KeepItems > maxKeepItems:
+		return fmt.Errorf("%s is %d; want 0 (default %d) to %d", field("KeepItems"), f.KeepItems, DefaultKeepItems, maxKeepItems)
+	}
+	u, err := url.Parse(f.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// The URL may hold a secret: it is not echoed.
+		return fmt.Errorf("%s is not an http or https URL with a host", field("URL"))
+	}
+	if u.User != nil {
+		return fmt.Errorf("%s must not carry user:password", field("URL"))
+	}
+	if u.Query().Has("apikey") {
+		return fmt.Errorf("%s must not carry the apikey parameter; put the key in APIKey", field("URL"))
+	}
+	return nil
+}
+
+// feedRunner is one configured feed: its indexer client, its syncer and
+// loop, and the newest items the loop found.
+type feedRunner struct {
+	cfg     Feed
+	display string // the URL without its query: nothing secret
+	syncer  *feed.Syncer
+	loop    *feed.Loop
+
+	mu     sync.Mutex
+	recent []itemView // newest first
+}
+
+// setupFeeds builds a runner per configured feed. The feeds share the
+// server's guard, so a dead indexer shows on the status page like any
+// other endpoint, but not its address policy: an indexer on the owner's
+// own network is normal.
+func (s *Server) setupFeeds() error {
+	cfg := s.cfg
+	if cfg.FeedStore != nil {
+		r, err := feed.NewSyncer(cfg.FeedStore, feed.Config{Now: cfg.Now, Logger: s.log})
+		if err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		s.feedReader = r
+	}
+	if len(cfg.Feeds) == 0 {
+		return nil
+	}
+	switch {
+	case cfg.FeedStore == nil:
+		return errors.New("server: Config.Feeds is set but Config.FeedStore is nil")
+	case cfg.Budget == nil:
+		return errors.New("server: Config.Feeds is set but Config.Budget is nil: every feed page passes admission")
+	}
+	seen := map[string]bool{}
+	for i, f := range cfg.Feeds {
+		if err := f.validate(i); err != nil {
+			return err
+		}
+		if seen[f.Name] {
+			return fmt.Errorf("server: Config.Feeds[%d].Name %q is used twice", i, f.Name)
+		}
+		seen[f.Name] = true
+	}
+	base := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           newDialer(true, cfg.HeaderTimeout).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   cfg.HeaderTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	s.feedBase = base
+	hc := &http.Client{Transport: transport.New(transport.Config{
+		Base: base, Guard: s.guard, HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+	})}
+	for i, f := range cfg.Feeds {
+		client, err := newznab.New(newznab.Config{
+			URL: f.URL, APIKey: f.APIKey, Name: f.Name, HTTPClient: hc,
+			PageSize: f.PageSize, Categories: f.Categories, Budget: cfg.Budget, Now: cfg.Now,
+		})
+		if err != nil {
+			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
+		}
+		if _, ok := s.findSource(f.Name); !ok {
+			if err := cfg.Budget.SetSource(budget.Source{Name: f.Name}); err != nil {
+				return fmt.Errorf("server: Config.Feeds[%d].Name: %s", i, strings.TrimPrefix(err.Error(), "budget: "))
+			}
+		}
+		syncer, err := feed.NewSyncer(cfg.FeedStore, feed.Config{
+			MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: feed.BudgetAdmitter(cfg.Budget), Now: cfg.Now, Logger: s.log,
+		})
+		if err != nil {
+			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
+		}
+		if f.KeepItems == 0 {
+			f.KeepItems = DefaultKeepItems
+		}
+		u, _ := url.Parse(f.URL) // checked by validate
+		fr := &feedRunner{cfg: f, display: u.Scheme + "://" + u.Host + u.EscapedPath(), syncer: syncer}
+		fr.loop, err = feed.NewLoop(feed.LoopConfig{
+			Syncer:    syncer,
+			Feeds:     []feed.LoopFeed{{Name: f.Name, Source: client}},
+			Intervals: cfg.Budget,
+			OnItems:   fr.found,
+			Now:       cfg.Now,
+			Logger:    s.log,
+		})
+		if err != nil {
+			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
+		}
+		s.feeds = append(s.feeds, fr)
+	}
+	return nil
+}
+
+func (s *Server) feedByName(name string) *feedRunner {
+	for _, f := range s.feeds {
+		if f.cfg.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// itemView is a feed item as the API shows it: never the download link,
+// and never the API key, which indexers put into links and sometimes into
+// guids.
+type itemView struct {
+	ID        string            `json:"id"`
+	Title     string            `json:"title"`
+	Published time.Time         `json:"published"`
+	Size      int64             `json:"size"`
+	Attrs     map[string]string `json:"attrs,omitempty"`
+}
+
+// found keeps the newest items of a sync; the loop calls it.
+func (f *feedRunner) found(_ context.Context, _ string, items []feed.Item) {
+	views := make([]itemView, 0, min(len(items), f.cfg.KeepItems))
+	for _, it := range items[:min(len(items), f.cfg.KeepItems)] {
+		v := itemView{ID: f.mask(it.ID), Title: f.mask(it.Title), Published: it.Published.UTC(), Size: it.Size}
+		for k, val := range it.Attrs {
+			if k == "link" {
+				continue
+			}
+			if v.Attrs == nil {
+				v.Attrs = make(map[string]string, len(it.Attrs))
+			}
+			v.Attrs[k] = f.mask(val)
+		}
+		views = append(views, v)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	keep := append(views, f.recent...)
+	// A resumed gap yields items older than those of the last head poll.
+	sort.SliceStable(keep, func(i, j int) bool { return keep[i].Published.After(keep[j].Published) })
+	f.recent = keep[:min(len(keep), f.cfg.KeepItems)]
+}
+
+func (f *feedRunner) items(limit int) []itemView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]itemView, min(limit, len(f.recent)))
+	copy(out, f.recent)
+	return out
+}
+
+func (f *feedRunner) forget() {
+	f.mu.Lock()
+	f.recent = nil
+	f.mu.Unlock()
+}
+
+// mask hides the API key wherever an indexer echoed it.
+func (f *feedRunner) mask(s string) string {
+	return maskSecret(s, f.cfg.APIKey)
+}
+
+func maskSecret(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, secret, "REDACTED")
+	if esc := url.QueryEscape(secret); esc != secret {
+		s = strings.ReplaceAll(s, esc, "REDACTED")
+	}
+	return s
+}

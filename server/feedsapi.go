@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hostguard/hostguard/feed"
+)
+
+// maxFeedName mirrors the feed package's bound on names, so that a bad
+// path is refused before it reaches the store.
+const maxFeedName = 200
+
+// feedView is one feed in GET /v1/feeds: its stored position, which every
+// node shares, and what this node's loop did with it.
+type feedView struct {
+	Name string `json:"name"`
+	// Configured is false for a feed that has a stored position but is no
+	// longer in the daemon's configuration; reset it to forget it.
+	Configured bool   `json:"configured"`
+	URL        string `json:"url,omitempty"`
+
+	// The stored position.
+	Synced     bool        `json:"synced"`
+	SyncedAt   *time.Time  `json:"synced_at,omitempty"`
+	Head       *markerView `json:"head,omitempty"`
+	ItemsTotal int64       `json:"items_total"`
+	Gaps       int         `json:"gaps"`
+
+	// This node's loop; empty where this node never polled the feed.
+	Leading         bool       `json:"leading"`
+	LastSync        *time.Time `json:"last_sync,omitempty"`
+	LastHeadPoll    *time.Time `json:"last_head_poll,omitempty"`
+	LastItems       int        `json:"last_items"`
+	LastPages       int        `json:"last_pages"`
+	LastStop        string     `json:"last_stop,omitempty"`
+	LastError       string     `json:"last_error,omitempty"`
+	ItemsSeen       int64      `json:"items_seen"`
+	IntervalSeconds float64    `json:"interval_seconds"`
+	NextHeadPoll    *time.Time `json:"next_head_poll,omitempty"`
+	NextResume      *time.Time `json:"next_resume,omitempty"`
+}
+
+type markerView struct {
+	ID        string    `json:"id"`
+	Published time.Time `json:"published"`
+}
+
+type feedsResponse struct {
+	// Leading is whether this node runs the feed polls now.
+	Leading bool       `json:"leading"`
+	Feeds   []feedView `json:"feeds"`
+}
+
+// timePtr turns a zero time into an absent JSON field.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func (s *Server) needFeeds(w http.ResponseWriter) bool {
+	if s.feedReader == nil {
+		writeError(w, &apiError{Status: http.StatusNotImplemented, Message: "server: this daemon has no feed store configured"})
+		return false
+	}
+	return true
+}
+
+// feedViews merges the configured feeds' loops with every stored position:
+// configured feeds first, in configuration order, then stored ones that
+// are no longer configured, by name.
+func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
+	stored, err := s.feedReader.Statuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]feed.Status, len(stored))
+	for _, st := range stored {
+		byName[st.Name] = st
+	}
+	out := make([]feedView, 0, len(s.feeds)+len(stored))
+	for _, f := range s.feeds {
+		v := feedView{Name: f.cfg.Name, Configured: true, URL: f.display}
+		for _, ls := range f.loop.Status() {
+			v.Leading = ls.Leading
+			v.LastSync, v.LastHeadPoll = timePtr(ls.LastSync), timePtr(ls.LastHeadPoll)
+			v.LastItems, v.LastPages, v.LastStop = ls.LastItems, ls.LastPages, string(ls.LastStop)
+			v.LastError = f.mask(ls.LastError)
+			v.ItemsSeen, v.Gaps = ls.Items, ls.Gaps
+			v.IntervalSeconds = ls.Interval.Seconds()
+			v.NextHeadPoll, v.NextResume = timePtr(ls.NextHeadPoll), timePtr(ls.NextResume)
+		}
+		if st, ok := byName[f.cfg.Name]; ok {
+			v.applyStored(st, f.mask)
+			delete(byName, f.cfg.Name)
+		}
+		out = append(out, v)
+	}
+	for _, st := range stored {
+		if _, ok := byName[st.Name]; !ok {
+			continue
+		}
+		v := feedView{Name: st.Name}
+		// Nobody knows this feed's key any more; its head id is shown as
+		// stored.
+		v.applyStored(st, func(s string) string { return s })
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (v *feedView) applyStored(st feed.Status, mask func(string) string) {
+	v.Synced, v.SyncedAt, v.ItemsTotal, v.Gaps = st.Synced, timePtr(st.SyncedAt), st.Items, st.Gaps
+	if st.Head.ID != "" {
+		v.Head = &markerView{ID: mask(st.Head.ID), Published: st.Head.Published.UTC()}
+	}
+}
+
+func (s *Server) feedList(w http.ResponseWriter, r *http.Request) {
+	if !s.needFeeds(w) {
+		return
+	}
+	views, err := s.feedViews(r.Context())
+	if err != nil {
+		s.internalError(w, "reading feed positions", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, feedsResponse{Leading: s.leading.Load(), Feeds: views})
+}
+
+func feedName(r *http.Request) (string, *apiError) {
+	name := r.PathValue("name")
+	if len(name) > maxFeedName {
+		return "", badRequest("name", "a feed name is at most %d bytes", maxFeedName)
+	}
+	return name, nil
+}
+
+type feedResetResponse struct {
+	Name string `json:"name"`
+	// HadPosition says whether a stored position was forgotten.
+	HadPosition bool `json:"had_position"`
+}
+
+func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) {
+	if !s.needFeeds(w) {
+		return
+	}
+	name, e := feedName(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	fr := s.feedByName(name)
+	syncer := s.feedReader
+	if fr != nil {
+		// The feed's own syncer serialises the reset with its syncs.
+		syncer = fr.syncer
+	}
+	had, err := syncer.Reset(r.Context(), name)
+	if err != nil {
+		s.internalError(w, "resetting a feed", err)
+		return
+	}
+	if !had && fr == nil {
+		writeError(w, notFound("name", "no feed of that name is configured or stored"))
+		return
+	}
+	if fr != nil {
+		fr.forget()
+	}
+	s.log.Info("server: feed reset; its next sync starts at the head", "feed", name)
+	writeJSON(w, http.StatusOK, feedResetResponse{Name: name, HadPosition: had})
+}
+
+type feedItemsResponse struct {
+	Feed  string     `json:"feed"`
+	Items []itemView `json:"items"`
+}
+
+func (s *Server) feedItems(w http.ResponseWriter, r *http.Request) {
+	if !s.needFeeds(w) {
+		return
+	}
+	name, e := feedName(r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	fr := s.feedByName(name)
+	if fr == nil {
+		writeError(w, notFound("name", "no feed of that name is configured"))
+		return
+	}
+	limit := fr.cfg.KeepItems
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > fr.cfg.KeepItems {
+			writeError(w, badRequest("limit", "limit %q: want a whole number from 1 to %d", v, fr.cfg.KeepItems))
+			return
+		}
+		limit = n
+	}
+	writeJSON(w, http.StatusOK, feedItemsResponse{Feed: name, Items: fr.items(limit)})
+}

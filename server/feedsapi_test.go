@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/store/sqlite"
+)
+
+const testAPIKey = "k3y-0f-the-acc0unt"
+
+// withFeed configures one feed on x, keeping its 3 newest items.
+func withFeed(x *fakeIndexer) func(*Config) {
+	return func(c *Config) {
+		c.Feeds = []Feed{{Name: "fake", URL: x.URL(), APIKey: testAPIKey, KeepItems: 3}}
+	}
+}
+
+// feedNamed reads GET /v1/feeds and returns the named feed.
+func (f *fixture) feedNamed(name string) (feedsResponse, feedView, bool) {
+	f.t.Helper()
+	var resp feedsResponse
+	decodeInto(f.t, f.do("GET", "/v1/feeds", nil), &resp)
+	for _, v := range resp.Feeds {
+		if v.Name == name {
+			return resp, v, true
+		}
+	}
+	return resp, feedView{}, false
+}
+
+// waitSynced waits until the leader's first sync of feed name shows.
+func (f *fixture) waitSynced(name string) feedView {
+	f.t.Helper()
+	var v feedView
+	eventually(f.t, 10*time.Second, "the feed was never synced", func() bool {
+		_, v, _ = f.feedNamed(name)
+		return v.Synced && v.LastSync != nil
+	})
+	return v
+}
+
+func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
+	t.Parallel()
+	x := newFakeIndexer(t, testAPIKey, 5)
+	f := setup(t, withFeed(x))
+
+	v := f.waitSynced("fake")
+	if !v.Configured || !v.Leading || v.LastItems != 5 || v.ItemsTotal != 5 || v.ItemsSeen != 5 || v.LastPages != 1 ||
+		v.LastStop != "caught-up" || v.LastError != "" || v.Gaps != 0 {
+		t.Fatalf("feed after its first sync: %+v", v)
+	}
+	if v.URL != x.URL() || v.Head == nil || !strings.Contains(v.Head.ID, "/details/5") {
+		t.Fatalf("feed url %q, head %+v", v.URL, v.Head)
+	}
+	// A fresh source allows 100 head polls a day: every 30 minutes fits.
+	if v.IntervalSeconds != 1800 || v.NextHeadPoll == nil || !v.NextHeadPoll.Equal(f.clock.Now().Add(30*time.Minute)) {
+		t.Fatalf("interval %v, next poll %v", v.IntervalSeconds, v.NextHeadPoll)
+	}
+	if n := x.Searches(); n != 1 {
+		t.Fatalf("the indexer got %d searches; one head page holds every release", n)
+	}
+
+	// The items: the newest three, newest first, without the download
+	// link.
+	var items feedItemsResponse
+	decodeInto(t, f.do("GET", "/v1/feeds/fake/items", nil), &items)
+	if len(items.Items) != 3 || items.Items[0].Title != "Release.005" || items.Items[2].Title != "Release.003" ||
+		items.Items[0].Size != 1005 || items.Items[0].Attrs["category"] != "5040" {
+		t.Fatalf("items: %+v", items)
+	}
+	if _, ok := items.Items[0].Attrs["link"]; ok {
+		t.Fatal("an item carries its download link")
+	}
+	decodeInto(t, f.do("GET", "/v1/feeds/fake/items?limit=1", nil), &items)
+	if len(items.Items) != 1 {
+		t.Fatalf("limit=1 gave %d items", len(items.Items))
+	}
+
+	// The head poll was charged to the feed's budget source, which the
+	// server created for it.
+	var rep struct {
+		Sources []struct {
+			Name string `json:"name"`
+			Used int64  `json:"used"`
+		} `json:"sources"`
+	}
+	decodeInto(t, f.do("GET", "/v1/budget", nil), &rep)
+	used := -1
+	for _, s := range rep.Sources {
+		if s.Name == "fake" {
+			used = int(s.Used)
+		}
+	}
+	if used != 1 {
+		t.Fatalf("the feed's source used %d, want 1 head poll", used)
+	}
+
+	// The key is in guids and links, but nowhere the daemon shows or logs.
+	for _, p := range []string{"/v1/feeds", "/v1/feeds/fake/items", "/v1/status", "/", "/metrics", "/v1/budget"} {
+		if a := f.do("GET", p, nil); strings.Contains(string(a.body), testAPIKey) {
+			t.Errorf("GET %s shows the API key", p)
+		}
+	}
+	if strings.Contains(f.logs.String(), testAPIKey) {
+		t.Error("the API key was logged")
+	}
+	m := string(f.do("GET", "/metrics", nil).body)
+	for _, want := range []string{`hostguard_feed_items_seen_total{feed="fake"} 5`, "hostguard_leader_leading 1", "hostguard_leader_term 1"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if page := string(f.do("GET", "/", nil).body); !strings.Contains(page, "<code>fake</code>") || !strings.Contains(page, "This node runs the periodic work") {
+		t.Error("the status page lacks the feed or the leader")
+	}
+
+	// A configured feed's budget source cannot be removed from under it.
+	expectError(t, f.do("DELETE", "/v1/budget/sources/fake", nil), http.StatusConflict, "name")
+
+	// Reset forgets the position and the kept items.
+	var reset feedResetResponse
+	decodeInto(t, f.do("POST", "/v1/feeds/fake/reset", nil), &reset)
+	if !reset.HadPosition || reset.Name != "fake" {
+		t.Fatalf("reset: %+v", reset)
+	}
+	if _, v, _ := f.feedNamed("fake"); v.Synced || v.Head != nil || v.ItemsTotal != 0 {
+		t.Fatalf("after reset: %+v", v)
+	}
+	decodeInto(t, f.do("GET", "/v1/feeds/fake/items", nil), &items)
+	if len(items.Items) != 0 {
+		t.Fatalf("items after reset: %d", len(items.Items))
+	}
+}
+
+func TestFeedRoutesBadInput(t *testing.T) {
+	t.Parallel()
+	x := newFakeIndexer(t, testAPIKey, 2)
+	f := setup(t, withFeed(x))
+	f.waitSynced("fake")
+	long := strings.Repeat("n", maxFeedName+1)
+	cases := []struct {
+		name, method, path string
+		status             int
+		field              string
+	}{
+		{"reset unknown", "POST", "/v1/feeds/nowhere/reset", 404, "name"},
+		{"reset too long", "POST", "/v1/feeds/" + long + "/reset", 400, "name"},
+		{"items unknown", "GET", "/v1/feeds/nowhere/items", 404, "name"},
+		{"items limit 0", "GET", "/v1/feeds/fake/items?limit=0", 400, "limit"},
+		{"items limit beyond kept", "GET", "/v1/feeds/fake/items?limit=4", 400, "limit"},
+		{"items limit not a number", "GET", "/v1/feeds/fake/items?limit=all", 400, "limit"},
+		{"feeds wrong method", "DELETE", "/v1/feeds", 405, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectError(t, f.do(c.method, c.path, nil), c.status, c.field)
+		})
+	}
+	// Nothing was reset.
+	if _, v, _ := f.feedNamed("fake"); !v.Synced || v.ItemsTotal != 2 {
+		t.Fatalf("bad requests changed the feed: %+v", v)
+	}
+}
+
+func TestFeedConfigErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		feed Feed
+		want string
+	}{
+		{"no name", Feed{URL: "http://127.0.0.1:1/api"}, "Feeds[0].Name is empty"},
+		{"no url", Feed{Name: "a"}, "Feeds[0].URL is empty"},
+		{"ftp", Feed{Name: "a", URL: "ftp://127.0.0.1/api"}, "Feeds[0].URL is not an http"},
+		{"key in url", Feed{Name: "a", URL: "http://127.0.0.1:1/api?apikey=" + testAPIKey}, "apikey parameter"},
+		{"userinfo", Feed{Name: "a", URL: "http://u:" + testAPIKey + "@127.0.0.1:1/api"}, "user:password"},
+		{"negative pages", Feed{Name: "a", URL: "http://127.0.0.1:1/api", MaxPages: -1}, "Feeds[0].MaxPages"},
+		{"too many kept", Feed{Name: "a", URL: "http://127.0.0.1:1/api", KeepItems: maxKeepItems + 1}, "Feeds[0].KeepItems"},
+		{"bad source name", Feed{Name: " a", URL: "http://127.0.0.1:1/api"}, "Feeds[0].Name"},
+	}
+	st := testStore(t)
+	newTestBudget := func(t *testing.T) *budget.Budget {
+		b, err := budget.New(st, budget.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := New(Config{Feeds: []Feed{c.feed}, FeedStore: st, Budget: newTestBudget(t), Logger: discardLogger()})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), testAPIKey) {
+				t.Fatalf("the error shows the key: %v", err)
+			}
+		})
+	}
+	_, err := New(Config{Feeds: []Feed{{Name: "a", URL: "http://127.0.0.1:1/api"}}, Budget: newTestBudget(t), Logger: discardLogger()})
+	if err == nil || !strings.Contains(err.Error(), "FeedStore") {
+		t.Fatalf("feeds without a store: %v", err)
+	}
+	_, err = New(Config{Feeds: []Feed{{Name: "a", URL: "http://127.0.0.1:1/api"}, {Name: "a", URL: "http://127.0.0.1:2/api"}},
+		FeedStore: st, Budget: newTestBudget(t), Logger: discardLogger()})
+	if err == nil || !strings.Contains(err.Error(), "Feeds[1].Name") {
+		t.Fatalf("a name used twice: %v", err)
+	}
+}
+
+// testStore is a fresh SQLite store, closed when the test ends.
+func testStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
