@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,7 +11,7 @@ import (
 )
 
 func init() {
-	register("budget", "show today's budget usage, or admit / settle background work (budget admit|settle)", runBudget)
+	register("budget", "show today's budget usage; admit or settle work; pause, resume, set or remove sources (budget admit|settle|pause|resume|set-source|remove-source)", runBudget)
 }
 
 type lineJSON struct {
@@ -45,17 +46,25 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 			return budgetAdmit(args[1:], stdout, stderr)
 		case "settle":
 			return budgetSettle(args[1:], stdout, stderr)
+		case "pause":
+			return budgetPause(args[1:], true, stdout, stderr)
+		case "resume":
+			return budgetPause(args[1:], false, stdout, stderr)
+		case "set-source":
+			return budgetSetSource(args[1:], stdout, stderr)
+		case "remove-source":
+			return budgetRemoveSource(args[1:], stdout, stderr)
 		}
 	}
 	var cf clientFlags
-	fs := newFlagSet("budget", "", "Shows today's usage against the budget's allowances. 'hostguard budget admit --help' and 'hostguard budget settle --help' admit and settle work.", stderr)
+	fs := newFlagSet("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the daemon's sources while it runs. Changes made this way last until the daemon restarts, and apply to the node they are sent to.", stderr)
 	cf.register(fs)
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "unknown subcommand %q (want admit or settle)", pos[0])
+		return usageError(stderr, fs, "unknown subcommand %q (want admit, settle, pause, resume, set-source or remove-source)", pos[0])
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -158,5 +167,121 @@ func budgetSettle(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "budget settle", err)
 	}
 	printRaw(stdout, raw)
+	return ExitOK
+}
+
+func budgetPause(args []string, paused bool, stdout, stderr io.Writer) int {
+	name, what := "budget resume", "Resumes background work paused by 'hostguard budget pause'."
+	if paused {
+		name, what = "budget pause", "Pauses all background work on the daemon: every background admission is refused until 'hostguard budget resume'. Foreground requests still pass."
+	}
+	var cf clientFlags
+	fs := newFlagSet(name, "", what, stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, fs, "takes no arguments")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var raw []byte
+	if err := c.do(context.Background(), "POST", "/v1/budget/pause", nil, map[string]any{"paused": paused}, nil, &raw); err != nil {
+		return fail(stderr, name, err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+	} else if paused {
+		fmt.Fprintln(stdout, "background work paused")
+	} else {
+		fmt.Fprintln(stdout, "background work resumed")
+	}
+	return ExitOK
+}
+
+func budgetSetSource(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("budget set-source", "NAME", "Adds a budget source, or replaces what the owner said about one: settings not given take their defaults (the limit the source reported about itself stays). The next admission sees the change.", stderr)
+	cf.register(fs)
+	limit := fs.Int64("daily-limit", 0, "the source's daily API limit as the owner knows it (default: the reported limit, else 1000; 0 stops all background work on it)")
+	reported := fs.Int64("reported-limit", 0, "the daily limit the source reports about itself (0 clears it)")
+	share := fs.String("share", "", "share of the daily limit: gentle (5%), normal (10%, the default) or unlimited")
+	reserve := fs.Int64("reserve-percent", 0, "what the unlimited share keeps back for the owner (default 10)")
+	pace := fs.Duration("pace", 0, "least time between two requests to the source (default 3s; 0s: no pacing)")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fs, "needs exactly one source name")
+	}
+	body := map[string]any{}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "daily-limit":
+			body["owner_daily_limit"] = *limit
+		case "reported-limit":
+			body["reported_daily_limit"] = *reported
+		case "share":
+			body["share"] = *share
+		case "reserve-percent":
+			body["reserve_percent"] = *reserve
+		case "pace":
+			body["pace_seconds"] = pace.Seconds()
+		}
+	})
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var v struct {
+		Name            string  `json:"name"`
+		OwnerDailyLimit *int64  `json:"owner_daily_limit"`
+		Share           string  `json:"share"`
+		PaceSeconds     float64 `json:"pace_seconds"`
+		Created         bool    `json:"created"`
+	}
+	var raw []byte
+	if err := c.do(context.Background(), "PUT", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, body, &v, &raw); err != nil {
+		return fail(stderr, "budget set-source", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	verb, lim := "updated", "default"
+	if v.Created {
+		verb = "added"
+	}
+	if v.OwnerDailyLimit != nil {
+		lim = itoa(*v.OwnerDailyLimit)
+	}
+	fmt.Fprintf(stdout, "%s source %s: daily limit %s, share %s, pace %s\n", verb, v.Name, lim, v.Share, (time.Duration(v.PaceSeconds * float64(time.Second))).String())
+	return ExitOK
+}
+
+func budgetRemoveSource(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("budget remove-source", "NAME", "Removes a budget source: admissions for it are refused as unknown. Its usage today stays counted. A source a configured feed polls cannot be removed.", stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fs, "needs exactly one source name")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	if err := c.do(context.Background(), "DELETE", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, nil, nil, nil); err != nil {
+		return fail(stderr, "budget remove-source", err)
+	}
+	fmt.Fprintf(stdout, "removed source %s\n", pos[0])
 	return ExitOK
 }

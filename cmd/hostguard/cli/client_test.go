@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
 	"github.com/hostguard/hostguard/store/sqlite"
@@ -22,6 +24,12 @@ import (
 // daemon serves a real Server on 127.0.0.1 over a fresh SQLite file and
 // returns its address.
 func daemon(t *testing.T, token string) string {
+	t.Helper()
+	return daemonWith(t, token, nil)
+}
+
+// daemonWith is daemon with feeds, an elector and an evidence book.
+func daemonWith(t *testing.T, token string, feeds []server.Feed) string {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hg.db"))
@@ -37,8 +45,17 @@ func daemon(t *testing.T, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	el, err := leader.New(st, leader.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := evidence.New(st, evidence.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Token: token, Logger: log, AllowPrivate: true, Budget: bud,
-		Health: health.New(st, health.Config{Logger: log}), Retry: sched})
+		Health: health.New(st, health.Config{Logger: log}), Retry: sched,
+		Elector: el, Evidence: book, FeedStore: st, Feeds: feeds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +71,7 @@ func daemon(t *testing.T, token string) string {
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+		book.Close()
 		st.Close()
 	})
 	return "http://" + ln.Addr().String()

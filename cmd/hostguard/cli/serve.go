@@ -18,8 +18,10 @@ import (
 
 	"github.com/hostguard/hostguard"
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
 )
@@ -44,6 +46,10 @@ type serveOptions struct {
 	headerTimeout, idleTimeout     time.Duration
 	ticketLease, shutdownTimeout   time.Duration
 	budgetSources                  []budget.Source
+	// config is the configuration file's path ("" for none), file its
+	// checked contents.
+	config string
+	file   *daemonConfig
 }
 
 // parseBudgetSource reads NAME[:DAILY_LIMIT[:SHARE]], e.g.
@@ -125,6 +131,8 @@ func (e *envDefaults) duration(key string, def time.Duration) time.Duration {
 func serveFlagSet(o *serveOptions, env *envDefaults, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("hostguard serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.StringVar(&o.config, "config", env.str("HOSTGUARD_CONFIG", ""),
+		"JSON configuration `file`: budget sources and allowances, feeds, evidence, and any setting below (env HOSTGUARD_CONFIG; docs/config.md). Flags and HOSTGUARD_* variables override it")
 	fs.StringVar(&o.listen, "listen", env.str("HOSTGUARD_LISTEN", defaultListen),
 		"`address` of the JSON API, status page and metrics (env HOSTGUARD_LISTEN)")
 	fs.StringVar(&o.proxyListen, "proxy-listen", env.str("HOSTGUARD_PROXY_LISTEN", defaultProxyListen),
@@ -181,10 +189,19 @@ func serveFlagSet(o *serveOptions, env *envDefaults, stderr io.Writer) *flag.Fla
 Runs the daemon. With no flags it serves the API on 127.0.0.1:7411 and the
 forward proxy on 127.0.0.1:7412, and keeps its state in an SQLite file in
 the user's state directory. Every flag can also be set by the environment
-variable named with it; a flag given on the command line wins.
+variable named with it.
 
-Budget sources are configured here (or by HOSTGUARD_BUDGET_SOURCES) and
-live in memory; nodes sharing a store should be given the same list.
+--config FILE reads a JSON file (docs/config.md) that can hold every
+setting below but the token, plus what only the file configures: the
+budget's allowances, feeds to follow (Newznab or Torznab indexers, whose
+API keys are best given by api_key_env), evidence and leader election.
+Precedence: a flag on the command line, then its HOSTGUARD_* variable,
+then the file, then the built-in default. --budget-source (and
+HOSTGUARD_BUDGET_SOURCES) add to the file's budget sources; one of the
+same name replaces the file's.
+
+Budget sources live in memory; nodes sharing a store should be given the
+same configuration.
 
 Routes: GET /healthz, GET /metrics, GET / (status page), and the JSON API
 under /v1 (docs/api.md). Point HTTP_PROXY and HTTPS_PROXY at the proxy to
@@ -235,6 +252,63 @@ func (o *serveOptions) validate() error {
 	return nil
 }
 
+// envGiven reports whether the environment sets flag name, so that it
+// wins over the configuration file. An empty variable does not count,
+// except for the proxy's address, where empty turns the proxy off.
+func envGiven(name string) bool {
+	v, ok := os.LookupEnv("HOSTGUARD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	return ok && (v != "" || name == "proxy-listen")
+}
+
+// applyFile takes every setting of c that neither a flag nor the
+// environment gave (given says which did).
+func (o *serveOptions) applyFile(c *daemonConfig, given func(flag string) bool) {
+	o.file = c
+	str := func(name string, dst *string, v *string) {
+		if v != nil && !given(name) {
+			*dst = *v
+		}
+	}
+	dur := func(name string, dst *time.Duration, v *time.Duration) {
+		if v != nil && !given(name) {
+			*dst = *v
+		}
+	}
+	str("listen", &o.listen, c.listen)
+	str("proxy-listen", &o.proxyListen, c.proxyListen)
+	str("db", &o.db, c.db)
+	str("log-format", &o.logFormat, c.logFormat)
+	str("log-level", &o.logLevel, c.logLevel)
+	if c.allowPrivate != nil && !given("allow-private") {
+		o.allowPrivate = *c.allowPrivate
+	}
+	if c.guardThreshold != nil && !given("guard-threshold") {
+		o.guardThreshold = *c.guardThreshold
+	}
+	dur("guard-window", &o.guardWindow, c.guardWindow)
+	dur("guard-open-for", &o.guardOpenFor, c.guardOpenFor)
+	dur("header-timeout", &o.headerTimeout, c.headerTimeout)
+	dur("idle-timeout", &o.idleTimeout, c.idleTimeout)
+	dur("ticket-lease", &o.ticketLease, c.ticketLease)
+	dur("shutdown-timeout", &o.shutdownTimeout, c.shutdownTimeout)
+
+	// Sources from flags or the environment join the file's, replacing
+	// one of the same name.
+	merged := append([]budget.Source(nil), c.budget.Sources...)
+	for _, src := range o.budgetSources {
+		replaced := false
+		for i := range merged {
+			if merged[i].Name == src.Name {
+				merged[i], replaced = src, true
+			}
+		}
+		if !replaced {
+			merged = append(merged, src)
+		}
+	}
+	o.budgetSources = merged
+}
+
 func parseLevel(s string) (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(s)); err != nil {
@@ -266,6 +340,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if len(env.errs) > 0 {
 		return usageError(stderr, fs, "%s", strings.Join(env.errs, "; "))
+	}
+	if o.config != "" {
+		c, err := loadConfig(o.config)
+		if err != nil {
+			fmt.Fprintf(stderr, "hostguard serve: %v\n", err)
+			return ExitUsage
+		}
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		o.applyFile(c, func(name string) bool { return given[name] || envGiven(name) })
 	}
 	if err := o.validate(); err != nil {
 		return usageError(stderr, fs, "%v", err)
@@ -302,17 +386,43 @@ func runDaemon(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	}
 	defer st.Close()
 
+	file := o.file
+	if file == nil {
+		file = &daemonConfig{}
+	}
+	if file.looseKey {
+		log.Warn("hostguard: the configuration file holds an API key and others may read it; use api_key_env, or chmod 600 the file", "config", o.config)
+	}
 	tracker := health.New(st, health.Config{Logger: log})
 	sched, err := retry.New(st, retry.Config{})
 	if err != nil {
 		return err
 	}
-	bud, err := budget.New(st, budget.Config{Sources: o.budgetSources})
+	bcfg := file.budget
+	bcfg.Sources = o.budgetSources
+	bud, err := budget.New(st, bcfg)
 	if err != nil {
 		return err
 	}
+	el, err := leader.New(st, leader.Config{LeaseFor: file.leaderLease, Logger: log})
+	if err != nil {
+		return err
+	}
+	ecfg := file.evidence
+	ecfg.Logger = log
+	book, err := evidence.New(st, ecfg)
+	if err != nil {
+		return err
+	}
+	// Deferred after the store's Close, so it runs first.
+	defer book.Close()
 	srv, err := server.New(server.Config{
-		Budget:       bud,
+		Budget:        bud,
+		Elector:       el,
+		Feeds:         file.feeds,
+		FeedStore:     st,
+		Evidence:      book,
+		MaintainEvery: file.maintainEvery,
 		Token:        o.token,
 		AllowPrivate: o.allowPrivate,
 		Guard: guard.Config{
@@ -347,7 +457,8 @@ func runDaemon(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		proxyAddr = proxy.Addr().String()
 	}
 	log.Info("hostguard: listening", "api", api.Addr().String(), "proxy", proxyAddr,
-		"store", kind, "auth", o.token != "", "allow_private", o.allowPrivate, "version", version())
+		"store", kind, "auth", o.token != "", "allow_private", o.allowPrivate, "config", o.config,
+		"feeds", len(file.feeds), "budget_sources", len(o.budgetSources), "node", el.NodeID(), "version", version())
 	return srv.Serve(ctx, api, proxy)
 }
 

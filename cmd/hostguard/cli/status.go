@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register("status", "show open endpoints, hosts in backoff and the retry queue of a running daemon", runStatus)
+	register("status", "show open endpoints, hosts in backoff, the retry queue, leadership and feeds of a running daemon", runStatus)
 }
 
 // statusJSON is the part of GET /v1/status the table shows.
@@ -33,8 +33,20 @@ type statusJSON struct {
 		Backoff   int        `json:"backoff"`
 		InBackoff []hostJSON `json:"in_backoff"`
 	} `json:"hosts"`
-	Items    *statsJSON `json:"items"`
-	Problems []string   `json:"problems"`
+	Items  *statsJSON `json:"items"`
+	Leader struct {
+		Leading bool   `json:"leading"`
+		Elected bool   `json:"elected"`
+		Node    string `json:"node"`
+		Term    int64  `json:"term"`
+	} `json:"leader"`
+	Feeds    []feedJSON `json:"feeds"`
+	Evidence *struct {
+		Known       bool `json:"known"`
+		Available   int  `json:"available"`
+		Unavailable int  `json:"unavailable"`
+	} `json:"evidence"`
+	Problems []string `json:"problems"`
 }
 
 type statsJSON struct {
@@ -92,6 +104,26 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 		printStats(stdout, it)
+	}
+	switch l := st.Leader; {
+	case l.Leading && l.Elected:
+		fmt.Fprintf(stdout, "\nleader: this node (%s) leads in term %d and runs the periodic work\n", l.Node, l.Term)
+	case l.Leading:
+		fmt.Fprintln(stdout, "\nleader: this node runs the periodic work")
+	default:
+		fmt.Fprintf(stdout, "\nleader: another node runs the periodic work (this is %s)\n", l.Node)
+	}
+	if len(st.Feeds) > 0 {
+		failing := 0
+		for _, f := range st.Feeds {
+			if f.LastError != "" {
+				failing++
+			}
+		}
+		fmt.Fprintf(stdout, "feeds: %d, %d with a problem (hostguard feeds)\n", len(st.Feeds), failing)
+	}
+	if e := st.Evidence; e != nil && e.Known {
+		fmt.Fprintf(stdout, "evidence: %d subjects available, %d unavailable\n", e.Available, e.Unavailable)
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(stdout, "\nproblem: %s\n", p)

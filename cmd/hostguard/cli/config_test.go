@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+const envKey = "s3cret-from-the-environment"
+
+func testEnv(name string) (string, bool) {
+	if name == "IDX_KEY" {
+		return envKey, true
+	}
+	return "", false
+}
+
+func TestParseConfigFull(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "hostguard.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(name string) (string, bool) { return "k-" + name, true }
+	c, err := parseConfig(data, env)
+	if err != nil {
+		t.Fatalf("the example configuration does not parse: %v", err)
+	}
+	if len(c.feeds) == 0 || len(c.budget.Sources) == 0 || c.listen == nil {
+		t.Fatalf("the example configures too little: %+v", c)
+	}
+	for _, f := range c.feeds {
+		if f.APIKey == "" {
+			t.Errorf("feed %s got no key from its api_key_env", f.Name)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	c, err := parseConfig([]byte(`{
+		"listen": "127.0.0.1:7500",
+		"guard": {"threshold": 3, "window": "1m"},
+		"header_timeout": "5s",
+		"leader": {"lease": "5s"},
+		"maintain_every": "10m",
+		"budget": {
+			"total": 300, "validation": 0, "head_poll_every": "15m", "paused": true,
+			"sources": [
+				{"name": "idx", "owner_daily_limit": 2000, "share": "gentle", "pace": "0s"},
+				{"name": "other", "share": "unlimited", "reserve_percent": 20, "pace": "10s"}
+			]
+		},
+		"feeds": [
+			{"name": "idx", "url": "https://idx.example/api", "api_key_env": "IDX_KEY", "categories": [5000, 5040], "max_pages": 3, "catch_up": 1, "keep_items": 10},
+			{"name": "open", "url": "http://192.168.1.5:9117/api/v2.0/indexers/x/results/torznab/api"}
+		],
+		"evidence": {"fingerprint": "p1", "ttl": "3h", "max_rows": 1000}
+	}`), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *c.listen != "127.0.0.1:7500" || *c.guardThreshold != 3 || *c.guardWindow != time.Minute || c.guardOpenFor != nil ||
+		*c.headerTimeout != 5*time.Second || c.leaderLease != 5*time.Second || c.maintainEvery != 10*time.Minute {
+		t.Fatalf("daemon settings: %+v", c)
+	}
+	b := c.budget
+	if *b.Limits.Total != 300 || *b.Limits.Validation != 0 || b.Limits.Candidate != nil || b.HeadPollEvery != 15*time.Minute || !b.Paused {
+		t.Fatalf("budget: %+v", b)
+	}
+	s0, s1 := b.Sources[0], b.Sources[1]
+	if s0.Name != "idx" || *s0.OwnerDailyLimit != 2000 || s0.Share != budget.ShareGentle || s0.Pace != budget.NoPace ||
+		s1.Share != budget.ShareUnlimited || *s1.ReservePercent != 20 || s1.Pace != 10*time.Second {
+		t.Fatalf("sources: %+v %+v", s0, s1)
+	}
+	f0, f1 := c.feeds[0], c.feeds[1]
+	if f0.APIKey != envKey || len(f0.Categories) != 2 || f0.MaxPages != 3 || f0.CatchUp != 1 || f0.KeepItems != 10 || f1.APIKey != "" {
+		t.Fatalf("feeds: %+v %+v", f0, f1)
+	}
+	if c.evidence.Fingerprint != "p1" || c.evidence.TTL != 3*time.Hour || c.evidence.MaxRows != 1000 {
+		t.Fatalf("evidence: %+v", c.evidence)
+	}
+	if c.inlineKey {
+		t.Fatal("a key from the environment counted as written in the file")
+	}
+}
+
+func TestParseConfigErrorsNameTheSetting(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{``, "the file is empty"},
+		{`[]`, "the file must be a JSON object"},
+		{`{"listen": "a",}`, "malformed JSON at line 1"},
+		{"{\n\"listen\": \"a\"\n\"db\": 1}", "malformed JSON at line 3"},
+		{`{} {}`, "data after its JSON object"},
+		{`{"lisen": "x"}`, "lisen: unknown setting"},
+		{`{"listen": 7411}`, "listen: must be a string, not number"},
+		{`{"log_format": "xml"}`, "log_format"},
+		{`{"log_level": "loud"}`, "log_level"},
+		{`{"db": " "}`, "db: is empty"},
+		{`{"header_timeout": "soon"}`, `header_timeout: "soon" is not a duration`},
+		{`{"header_timeout": 30}`, "header_timeout: must be a string"},
+		{`{"ticket_lease": "-1s"}`, "ticket_lease: -1s: want a positive duration"},
+		{`{"guard": {"threshold": 0}}`, "guard.threshold"},
+		{`{"guard": {"treshold": 2}}`, "guard.treshold: unknown setting"},
+		{`{"guard": []}`, "guard must be a JSON object"},
+		{`{"leader": {"lease": "1ms"}}`, "leader.lease"},
+		{`{"budget": {"total": -1}}`, "budget.total"},
+		{`{"budget": {"bytes": "lots"}}`, "budget.bytes: must be a number"},
+		{`{"budget": {"head_poll_every": "48h"}}`, "budget.head_poll_every"},
+		{`{"budget": {"sources": [{"name": "a"}, {"name": "a"}]}}`, `budget.sources[1].name: "a" is also budget.sources[0]`},
+		{`{"budget": {"sources": [{"name": "a"}, {"name": ""}]}}`, "budget.sources[1].name: is missing"},
+		{`{"budget": {"sources": [{"name": " a"}]}}`, "budget.sources[0].name"},
+		{`{"budget": {"sources": [{"name": "a", "share": "greedy"}]}}`, "budget.sources[0].share"},
+		{`{"budget": {"sources": [{"name": "a", "reserve_percent": 101}]}}`, "budget.sources[0].reserve_percent"},
+		{`{"budget": {"sources": [{"name": "a", "owner_daily_limit": -5}]}}`, "budget.sources[0].owner_daily_limit"},
+		{`{"budget": {"sources": [{"name": "a", "pace": "-3s"}]}}`, "budget.sources[0].pace"},
+		{`{"budget": {"sources": [{"name": "a", "limit": 5}]}}`, "budget.sources[0].limit: unknown setting"},
+		{`{"budget": {"sources": [{"name": "a", "owner_daily_limit": "5"}]}}`, "budget.sources[0].owner_daily_limit: must be a number"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "b", "url": "ftp://b/api"}]}`, "feeds[1].url: must be http or https"},
+		{`{"feeds": [{"name": "a"}]}`, "feeds[0].url: is missing"},
+		{`{"feeds": [{"url": "https://a/api"}]}`, "feeds[0].name: is missing"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "a", "url": "https://b/api"}]}`, `feeds[1].name: "a" is also feeds[0]`},
+		{`{"feeds": [{"name": "a", "url": "https://a/api?apikey=inline-secret"}]}`, "feeds[0].url: must not carry the apikey"},
+		{`{"feeds": [{"name": "a", "url": "https://user:inline-secret@a/api"}]}`, "feeds[0].url: must not carry user:password"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "api_key": "inline-secret", "api_key_env": "IDX_KEY"}]}`, "feeds[0]: give api_key or api_key_env, not both"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "api_key_env": "UNSET_KEY"}]}`, "feeds[0].api_key_env: environment variable UNSET_KEY is not set"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "api_key_env": "1BAD"}]}`, "feeds[0].api_key_env"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "categories": [5000, -1]}]}`, "feeds[0].categories[1]"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "max_pages": -1}]}`, "feeds[0].max_pages"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "keep_items": 20000}]}`, "feeds[0].keep_items"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "apikey": "inline-secret"}]}`, "feeds[0].apikey: unknown setting"},
+		{`{"feeds": {"name": "a"}}`, "feeds: must be an array"},
+		{`{"evidence": {"ttl": "0s"}}`, "evidence.ttl"},
+		{`{"evidence": {"max_rows": 0}}`, "evidence.max_rows"},
+	}
+	for _, c := range cases {
+		_, err := parseConfig([]byte(c.in), testEnv)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s\n  error %v\n  want one containing %q", c.in, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "inline-secret") || strings.Contains(err.Error(), envKey) {
+			t.Errorf("%s: the error shows a secret: %v", c.in, err)
+		}
+	}
+}
+
+// TestConfigPrecedence: a flag beats its environment variable, which
+// beats the file, which beats the default; budget sources merge.
+func TestConfigPrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hg.json")
+	if err := os.WriteFile(file, []byte(`{
+		"listen": "127.0.0.1:7501", "db": "/from/file.db", "log_level": "debug",
+		"guard": {"threshold": 5, "open_for": "1m"}, "idle_timeout": "7s",
+		"budget": {"sources": [{"name": "a", "owner_daily_limit": 10}, {"name": "b"}]}
+	}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOSTGUARD_CONFIG", file)
+	t.Setenv("HOSTGUARD_DB", "/from/env.db")
+	t.Setenv("HOSTGUARD_LOG_LEVEL", "")
+	t.Setenv("HOSTGUARD_BUDGET_SOURCES", "c:50")
+	var o serveOptions
+	env := &envDefaults{}
+	fs := serveFlagSet(&o, env, &strings.Builder{})
+	if err := fs.Parse([]string{"--guard-threshold", "4", "--budget-source", "a:99:gentle"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig(o.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := map[string]bool{"guard-threshold": true}
+	o.applyFile(c, func(n string) bool { return given[n] || envGiven(n) })
+	if o.listen != "127.0.0.1:7501" || o.db != "/from/env.db" || o.logLevel != "debug" || o.guardThreshold != 4 ||
+		o.guardOpenFor != time.Minute || o.idleTimeout != 7*time.Second || o.guardWindow != 120*time.Second {
+		t.Fatalf("merged options: listen %q db %q level %q threshold %d open %v idle %v window %v",
+			o.listen, o.db, o.logLevel, o.guardThreshold, o.guardOpenFor, o.idleTimeout, o.guardWindow)
+	}
+	// The command line's --budget-source replaced the environment's list
+	// and then the file's source of the same name.
+	var got []string
+	for _, s := range o.budgetSources {
+		limit := "-"
+		if s.OwnerDailyLimit != nil {
+			limit = itoa(*s.OwnerDailyLimit)
+		}
+		got = append(got, s.Name+":"+limit+":"+s.Share.String())
+	}
+	if strings.Join(got, " ") != "a:99:gentle b:-:normal" {
+		t.Fatalf("budget sources %v", got)
+	}
+}
+
+func TestServeRefusesABadConfigFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hg.json")
+	if err := os.WriteFile(file, []byte(`{"feeds": [{"name": "x", "url": "gopher://x/api", "api_key": "inline-secret"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run("serve", "--config", file)
+	if code != ExitUsage || !strings.Contains(errs, "feeds[0].url: must be http or https") || strings.Contains(errs, "inline-secret") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = run("serve", "--config", filepath.Join(t.TempDir(), "missing.json"))
+	if code != ExitUsage || !strings.Contains(errs, "missing.json") {
+		t.Fatalf("missing file: exit %d, stderr %q", code, errs)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	for _, seed := range []string{
+		`{}`,
+		`{"listen":"127.0.0.1:1","budget":{"total":5,"sources":[{"name":"a","pace":"1s"}]}}`,
+		`{"feeds":[{"name":"a","url":"https://a/api","api_key_env":"IDX_KEY","categories":[1]}]}`,
+		`{"guard":{"threshold":2,"window":"2m"},"evidence":{"ttl":"1h"},"leader":{"lease":"3s"}}`,
+		`{"feeds":[{"name":"a","url":"http://a/api?apikey=x"}]}`,
+		`{"budget":{"sources":[{"name":"a"},{"name":"a"}]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseConfig(data, testEnv)
+		if err != nil {
+			if strings.Contains(err.Error(), envKey) {
+				t.Fatalf("an error shows the key from the environment: %v", err)
+			}
+			return
+		}
+		// Whatever parses must be acceptable to the budget.
+		if _, err := budget.New(nopBudgetStore{}, c.budget); err != nil {
+			t.Fatalf("accepted a budget the budget refuses: %v", err)
+		}
+	})
+}
+
+// nopBudgetStore lets budget.New check a configuration; nothing is admitted.
+type nopBudgetStore struct{ budget.Store }

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+func init() {
+	register("feeds", "show the feeds the leader follows, their items, or reset one (feeds items|reset)", runFeeds)
+}
+
+type feedJSON struct {
+	Name         string     `json:"name"`
+	Configured   bool       `json:"configured"`
+	URL          string     `json:"url"`
+	Synced       bool       `json:"synced"`
+	SyncedAt     *time.Time `json:"synced_at"`
+	ItemsTotal   int64      `json:"items_total"`
+	Gaps         int        `json:"gaps"`
+	LastSync     *time.Time `json:"last_sync"`
+	LastItems    int        `json:"last_items"`
+	LastStop     string     `json:"last_stop"`
+	LastError    string     `json:"last_error"`
+	Interval     float64    `json:"interval_seconds"`
+	NextHeadPoll *time.Time `json:"next_head_poll"`
+}
+
+func runFeeds(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "items":
+			return feedsItems(args[1:], stdout, stderr)
+		case "reset":
+			return feedsReset(args[1:], stdout, stderr)
+		}
+	}
+	var cf clientFlags
+	fs := newFlagSet("feeds", "", "Shows every feed the daemon follows or has a stored position for: when it last synced, what it found, its gaps and its next poll. 'hostguard feeds items NAME' lists a feed's newest items; 'hostguard feeds reset NAME' makes its next sync start at the head.", stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, fs, "unknown subcommand %q (want items or reset)", pos[0])
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var resp struct {
+		Leading bool       `json:"leading"`
+		Feeds   []feedJSON `json:"feeds"`
+	}
+	var raw []byte
+	if err := c.do(context.Background(), "GET", "/v1/feeds", nil, nil, &resp, &raw); err != nil {
+		return fail(stderr, "feeds", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	if len(resp.Feeds) == 0 {
+		fmt.Fprintln(stdout, "no feeds configured")
+		return ExitOK
+	}
+	if !resp.Leading {
+		fmt.Fprintln(stdout, "this node does not lead: another node polls the feeds; positions are shared, the last-sync columns are this node's")
+	}
+	rows := make([][]string, 0, len(resp.Feeds))
+	for _, f := range resp.Feeds {
+		last := "never"
+		switch {
+		case f.LastSync != nil:
+			last = when(*f.LastSync)
+		case f.SyncedAt != nil:
+			last = when(*f.SyncedAt)
+		}
+		state := f.LastStop
+		if f.LastError != "" {
+			state = f.LastError
+		}
+		if !f.Configured {
+			state = "not configured"
+		}
+		next := "-"
+		if f.NextHeadPoll != nil {
+			next = when(*f.NextHeadPoll)
+		}
+		rows = append(rows, []string{f.Name, last, strconv.Itoa(f.LastItems), itoa(f.ItemsTotal), strconv.Itoa(f.Gaps), seconds(f.Interval), next, dash(state)})
+	}
+	table(stdout, []string{"FEED", "LAST SYNC", "NEW", "ITEMS", "GAPS", "EVERY", "NEXT POLL", "STATE"}, rows)
+	return ExitOK
+}
+
+func feedsItems(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("feeds items", "NAME", "Lists the newest items the daemon kept from a feed, newest first.", stderr)
+	cf.register(fs)
+	limit := fs.Int("limit", 0, "at most this many items (0: every item kept)")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fs, "needs exactly one feed name")
+	}
+	if *limit < 0 {
+		return usageError(stderr, fs, "--limit must not be negative")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	q := url.Values{}
+	if *limit > 0 {
+		q.Set("limit", strconv.Itoa(*limit))
+	}
+	var resp struct {
+		Items []struct {
+			Title     string    `json:"title"`
+			Published time.Time `json:"published"`
+			Size      int64     `json:"size"`
+		} `json:"items"`
+	}
+	var raw []byte
+	if err := c.do(context.Background(), "GET", "/v1/feeds/"+url.PathEscape(pos[0])+"/items", q, nil, &resp, &raw); err != nil {
+		return fail(stderr, "feeds items", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	rows := make([][]string, 0, len(resp.Items))
+	for _, it := range resp.Items {
+		rows = append(rows, []string{when(it.Published), itoa(it.Size), it.Title})
+	}
+	table(stdout, []string{"PUBLISHED", "SIZE", "TITLE"}, rows)
+	return ExitOK
+}
+
+func feedsReset(args []string, stdout, stderr io.Writer) int {
+	var cf clientFlags
+	fs := newFlagSet("feeds reset", "NAME", "Forgets a feed's stored position and the ids it handed out: its next sync reads the head page only, as a first sync does.", stderr)
+	cf.register(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, fs, "needs exactly one feed name")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
+	var resp struct {
+		Name        string `json:"name"`
+		HadPosition bool   `json:"had_position"`
+	}
+	var raw []byte
+	if err := c.do(context.Background(), "POST", "/v1/feeds/"+url.PathEscape(pos[0])+"/reset", nil, nil, &resp, &raw); err != nil {
+		return fail(stderr, "feeds reset", err)
+	}
+	if cf.json {
+		printRaw(stdout, raw)
+		return ExitOK
+	}
+	if resp.HadPosition {
+		fmt.Fprintf(stdout, "reset %s: its next sync starts at the head\n", resp.Name)
+	} else {
+		fmt.Fprintf(stdout, "%s had no stored position\n", resp.Name)
+	}
+	return ExitOK
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/server"
+)
+
+// staticIndexer serves caps and one page of three releases, the way a
+// Newznab indexer answers t=search with an empty query.
+func staticIndexer(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("t") == "caps" {
+			fmt.Fprint(w, `<caps><limits max="100" default="100"/></caps>`)
+			return
+		}
+		if off := r.URL.Query().Get("offset"); off != "" && off != "0" {
+			fmt.Fprint(w, `<rss><channel></channel></rss>`)
+			return
+		}
+		fmt.Fprint(w, `<rss xmlns:newznab="http://www.newznab.com/DTD/2010/feeds/attributes/"><channel>`)
+		for n := 3; n >= 1; n-- {
+			fmt.Fprintf(w, `<item><title>Show.S01E0%d</title><guid>g%d</guid><pubDate>Sun, 01 Mar 2026 10:0%d:00 +0000</pubDate>`+
+				`<newznab:attr name="size" value="%d"/></item>`, n, n, n, n*100)
+		}
+		fmt.Fprint(w, `</channel></rss>`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/api"
+}
+
+func TestCLIFeedsAndBudgetControls(t *testing.T) {
+	addr := daemonWith(t, "", []server.Feed{{Name: "idx", URL: staticIndexer(t), APIKey: "the-key"}})
+	a := []string{"--addr", addr}
+
+	// The leader polls the feed at once.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := mustRun(t, append([]string{"feeds", "--json"}, a...)...)
+		var resp struct {
+			Feeds []feedJSON `json:"feeds"`
+		}
+		if err := json.Unmarshal([]byte(out), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Feeds) == 1 && resp.Feeds[0].LastSync != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed was never synced: %s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out := mustRun(t, append([]string{"feeds"}, a...)...)
+	if !strings.Contains(out, "FEED") || !strings.Contains(out, "idx") || !strings.Contains(out, "caught-up") {
+		t.Fatalf("feeds table:\n%s", out)
+	}
+	out = mustRun(t, append([]string{"feeds", "items", "idx", "--limit", "2"}, a...)...)
+	if !strings.Contains(out, "Show.S01E03") || !strings.Contains(out, "Show.S01E02") || strings.Contains(out, "Show.S01E01") {
+		t.Fatalf("feeds items:\n%s", out)
+	}
+	out = mustRun(t, append([]string{"status"}, a...)...)
+	if !strings.Contains(out, "leads in term 1") || !strings.Contains(out, "feeds: 1, 0 with a problem") {
+		t.Fatalf("status:\n%s", out)
+	}
+	out = mustRun(t, append([]string{"feeds", "reset", "idx"}, a...)...)
+	if out != "reset idx: its next sync starts at the head\n" {
+		t.Fatalf("feeds reset: %q", out)
+	}
+	if code, _, errs := run(append([]string{"feeds", "reset", "nowhere"}, a...)...); code != ExitRefused || !strings.Contains(errs, "no feed") {
+		t.Fatalf("reset of an unknown feed: exit %d, %q", code, errs)
+	}
+
+	// Budget controls: each change shows in the next admission.
+	out = mustRun(t, append([]string{"budget", "set-source", "extra", "--daily-limit", "20", "--share", "gentle", "--pace", "0s"}, a...)...)
+	if out != "added source extra: daily limit 20, share gentle, pace 0s\n" {
+		t.Fatalf("set-source: %q", out)
+	}
+	mustRun(t, append([]string{"budget", "admit", "--kind", "head_poll", "--source", "extra"}, a...)...)
+	if code, _, errs := run(append([]string{"budget", "admit", "--kind", "head_poll", "--source", "extra"}, a...)...); code != ExitRefused || !strings.Contains(errs, "used up") {
+		t.Fatalf("second admission of a one-a-day source: exit %d, %q", code, errs)
+	}
+	if out := mustRun(t, append([]string{"budget", "pause"}, a...)...); out != "background work paused\n" {
+		t.Fatalf("pause: %q", out)
+	}
+	if code, _, errs := run(append([]string{"budget", "admit", "--kind", "validation"}, a...)...); code != ExitRefused || !strings.Contains(errs, "paused") {
+		t.Fatalf("admission while paused: exit %d, %q", code, errs)
+	}
+	if out := mustRun(t, append([]string{"budget"}, a...)...); !strings.Contains(out, "PAUSED") {
+		t.Fatalf("budget report while paused:\n%s", out)
+	}
+	mustRun(t, append([]string{"budget", "resume"}, a...)...)
+	mustRun(t, append([]string{"budget", "admit", "--kind", "validation"}, a...)...)
+	if out := mustRun(t, append([]string{"budget", "remove-source", "extra"}, a...)...); out != "removed source extra\n" {
+		t.Fatalf("remove-source: %q", out)
+	}
+	if code, _, _ := run(append([]string{"budget", "admit", "--kind", "head_poll", "--source", "extra"}, a...)...); code != ExitRefused {
+		t.Fatalf("admission for a removed source: exit %d", code)
+	}
+	if code, _, errs := run(append([]string{"budget", "remove-source", "idx"}, a...)...); code != ExitRefused || !strings.Contains(errs, "feed") {
+		t.Fatalf("removing a feed's source: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run(append([]string{"budget", "set-source", "x", "--share", "greedy"}, a...)...); code != ExitRefused || !strings.Contains(errs, "share") {
+		t.Fatalf("bad share: exit %d, %q", code, errs)
+	}
+	for _, args := range [][]string{
+		{"feeds", "frob"},
+		{"feeds", "items"},
+		{"feeds", "reset", "a", "b"},
+		{"feeds", "items", "idx", "--limit", "-1"},
+		{"budget", "set-source"},
+		{"budget", "pause", "now"},
+		{"budget", "remove-source"},
+	} {
+		if code, _, _ := run(append(args, a...)...); code != ExitUsage {
+			t.Errorf("hostguard %s: exit %d, want %d", strings.Join(args, " "), code, ExitUsage)
+		}
+	}
+}
