@@ -423,8 +423,8 @@ func runDaemon(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		FeedStore:     st,
 		Evidence:      book,
 		MaintainEvery: file.maintainEvery,
-		Token:        o.token,
-		AllowPrivate: o.allowPrivate,
+		Token:         o.token,
+		AllowPrivate:  o.allowPrivate,
 		Guard: guard.Config{
 			Threshold: o.guardThreshold,
 			Window:    o.guardWindow,
