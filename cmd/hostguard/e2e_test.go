@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ type daemonProc struct {
 	cmd   *exec.Cmd
 	api   string // http://host:port
 	proxy string // host:port
-	logs  *bytes.Buffer
+	logs  *lockedBuffer
 	done  chan struct{}
 }
 
@@ -41,11 +42,12 @@ func buildBinary(t *testing.T) string {
 
 // start runs the binary on free loopback ports (port 0; the addresses are
 // read from its JSON "listening" log line) over the database db.
-func start(t *testing.T, bin, db string) *daemonProc {
+func start(t *testing.T, bin, db string, args ...string) *daemonProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
-		"--db", db, "--log-format", "json", "--allow-private", "--budget-source", "idx:100", "--header-timeout", "500ms", "--idle-timeout", "500ms")
-	cmd.Env = append(os.Environ(), "HOSTGUARD_TOKEN=", "HOSTGUARD_DISABLE_GUARD=")
+	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
+		"--db", db, "--log-format", "json", "--allow-private", "--budget-source", "idx:100", "--header-timeout", "500ms", "--idle-timeout", "500ms"}, args...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HOSTGUARD_TOKEN=", "HOSTGUARD_DISABLE_GUARD=", "HOSTGUARD_CONFIG=", "E2E_INDEXER_KEY="+e2eKey)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func start(t *testing.T, bin, db string) *daemonProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemonProc{cmd: cmd, logs: &bytes.Buffer{}, done: make(chan struct{})}
+	d := &daemonProc{cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
 	t.Cleanup(func() {
 		d.cmd.Process.Kill()
 		<-d.done
@@ -118,8 +120,23 @@ type leaseOut struct {
 
 func TestEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
-	db := filepath.Join(t.TempDir(), "e2e.db")
-	d := start(t, bin, db)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "e2e.db")
+	idx := newIndexer(t)
+	// The configuration file: a feed whose key comes from the environment,
+	// its budget source, an allowance, the evidence policy. The flags'
+	// --budget-source idx:100 joins the file's sources.
+	config := filepath.Join(dir, "hostguard.json")
+	if err := os.WriteFile(config, []byte(`{
+		"log_level": "debug",
+		"leader": {"lease": "2s"},
+		"budget": {"validation": 50, "sources": [{"name": "films", "owner_daily_limit": 1000, "pace": "0s"}]},
+		"feeds": [{"name": "films", "url": "`+idx.srv.URL+`/api", "api_key_env": "E2E_INDEXER_KEY", "keep_items": 3}],
+		"evidence": {"fingerprint": "e2e-policy"}
+	}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, bin, db, "--config", config)
 
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "upstream saw %s", r.URL.RequestURI())
@@ -213,6 +230,59 @@ func TestEndToEnd(t *testing.T) {
 	d.call(t, "POST", "/v1/budget/grants/"+grant.ID+"/settle", map[string]any{"actual": 1024}, 200, nil)
 	d.call(t, "GET", "/v1/budget", nil, 200, nil)
 
+	// The configured feed: the leader (SQLite always leads) polls it at
+	// once.
+	var lead struct {
+		Leading bool  `json:"leading"`
+		Term    int64 `json:"term"`
+	}
+	d.call(t, "GET", "/v1/leader", nil, 200, &lead)
+	if !lead.Leading || lead.Term != 1 {
+		t.Fatalf("leader: %+v", lead)
+	}
+	f := d.waitFeed(t, func(f feedOut) bool { return f.LastSync != nil })
+	if !f.Synced || f.ItemsTotal != 4 || f.LastError != "" {
+		t.Fatalf("feed after its first poll: %+v", f)
+	}
+	var kept struct {
+		Items []struct{ Title string } `json:"items"`
+	}
+	d.call(t, "GET", "/v1/feeds/films/items", nil, 200, &kept)
+	if len(kept.Items) != 3 || kept.Items[0].Title != "Film.4.2160p" {
+		t.Fatalf("feed items: %+v", kept)
+	}
+	var bud struct {
+		Sources []struct{ Name string } `json:"sources"`
+		Kinds   []struct {
+			Kind      string `json:"kind"`
+			Allowance int64  `json:"allowance"`
+		} `json:"kinds"`
+	}
+	d.call(t, "GET", "/v1/budget", nil, 200, &bud)
+	if len(bud.Sources) != 2 || bud.Sources[0].Name != "films" || bud.Sources[1].Name != "idx" {
+		t.Fatalf("budget sources from the file and the flag: %+v", bud.Sources)
+	}
+	for _, k := range bud.Kinds {
+		if k.Kind == "validation" && k.Allowance != 50 {
+			t.Fatalf("validation allowance %d, the file says 50", k.Allowance)
+		}
+	}
+
+	// Live budget changes and evidence.
+	d.call(t, "PUT", "/v1/budget/sources/extra", map[string]any{"owner_daily_limit": 10}, 201, nil)
+	d.call(t, "POST", "/v1/budget/pause", map[string]any{"paused": true}, 200, nil)
+	d.call(t, "POST", "/v1/budget/admit", map[string]any{"kind": "validation"}, 503, nil)
+	d.call(t, "POST", "/v1/budget/pause", map[string]any{"paused": false}, 200, nil)
+	d.call(t, "DELETE", "/v1/budget/sources/extra", nil, 204, nil)
+	var rec struct {
+		Fingerprint string `json:"fingerprint"`
+		Verdict     string `json:"verdict"`
+	}
+	d.call(t, "POST", "/v1/evidence", map[string]any{"source": "films", "subject": "film-4", "verdict": "available"}, 200, &rec)
+	if rec.Fingerprint != "e2e-policy" || rec.Verdict != "available" {
+		t.Fatalf("evidence: %+v", rec)
+	}
+
 	// Snapshot every record, kill -9, restart on the same file, compare.
 	snapshot := func(d *daemonProc) map[string]any {
 		s := map[string]any{}
@@ -248,13 +318,32 @@ func TestEndToEnd(t *testing.T) {
 	}
 	<-d.done
 
-	d2 := start(t, bin, db)
+	d2 := start(t, bin, db, "--config", config)
 	after := snapshot(d2)
 	for k, v := range before {
 		if !reflect.DeepEqual(after[k], v) {
 			t.Errorf("%s changed across kill -9:\nbefore %v\nafter  %v", k, v, after[k])
 		}
 	}
+	// The feed's position survived, and the new process does not poll a
+	// head read moments ago: its next poll is an interval after the last.
+	f2 := d2.waitFeed(t, func(f feedOut) bool { return f.NextHeadPoll != nil })
+	if !f2.Synced || f2.ItemsTotal != 4 || !f2.NextHeadPoll.After(time.Now().Add(20*time.Minute)) || idx.searches.Load() != 1 {
+		t.Fatalf("feed after restart: %+v; the indexer saw %d searches", f2, idx.searches.Load())
+	}
+	var sum struct {
+		Verdict string `json:"verdict"`
+	}
+	d2.call(t, "GET", "/v1/evidence/film-4", nil, 200, &sum)
+	if sum.Verdict != "available" {
+		t.Fatalf("evidence after restart: %+v", sum)
+	}
+	for _, p := range []*daemonProc{d, d2} {
+		if strings.Contains(p.logs.String(), e2eKey) {
+			t.Fatal("the indexer's API key was logged")
+		}
+	}
+
 	// The guard is in memory: a restart starts with every endpoint closed.
 	d2.call(t, "GET", "/v1/guard?state=open", nil, 200, &eps)
 	if len(eps.Endpoints) != 0 {
@@ -271,4 +360,52 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(d2.logs.String(), "server: stopped") {
 		t.Fatalf("no clean stop in the log:\n%s", d2.logs.String())
 	}
+}
+
+// feedOut is one feed of GET /v1/feeds.
+type feedOut struct {
+	Name         string     `json:"name"`
+	Synced       bool       `json:"synced"`
+	ItemsTotal   int64      `json:"items_total"`
+	LastSync     *time.Time `json:"last_sync"`
+	LastError    string     `json:"last_error"`
+	NextHeadPoll *time.Time `json:"next_head_poll"`
+}
+
+// waitFeed polls GET /v1/feeds until its one feed satisfies cond: the
+// leader's loop works in the background, and the API is how it shows.
+func (d *daemonProc) waitFeed(t *testing.T, cond func(feedOut) bool) feedOut {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var resp struct {
+			Feeds []feedOut `json:"feeds"`
+		}
+		d.call(t, "GET", "/v1/feeds", nil, 200, &resp)
+		if len(resp.Feeds) == 1 && cond(resp.Feeds[0]) {
+			return resp.Feeds[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed never got there: %+v\n%s", resp.Feeds, d.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer collects a daemon's log lines while the test reads them.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
