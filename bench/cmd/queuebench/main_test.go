@@ -14,9 +14,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestTinyRunReportsEverySystem(t *testing.T) {
 	var out, log bytes.Buffer
-	args := []string{"-runs", "1", "-n", "200", "-river-workers", "20", "-backlog", "1000", "-trickle", "10", "-burst", "50", "-dir", t.TempDir()}
+	// Its own databases, so that a test never drops the ones a benchmark
+	// run may be using.
+	args := []string{"-db-prefix", "hgbench_test_cli", "-runs", "1", "-n", "200", "-river-workers", "20", "-backlog", "1000", "-trickle", "10", "-burst", "50", "-dir", t.TempDir()}
 	if os.Getenv("CI") == "" {
-		if err := run(context.Background(), []string{"-skip", "sqlite,backlog", "-runs", "1", "-n", "1", "-river-workers", "1"}, &out, &log); err != nil {
+		if err := run(context.Background(), []string{"-db-prefix", "hgbench_test_cli", "-skip", "sqlite,backlog", "-runs", "1", "-n", "1", "-river-workers", "1"}, &out, &log); err != nil {
 			t.Skipf("no PostgreSQL to run against: %v", err)
 		}
 		out.Reset()
@@ -37,6 +39,7 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-runs", "0"}, "-runs 0"},
+		{[]string{"-db-prefix", "Bad-Name", "-skip", "sqlite,backlog"}, "not a plain lower-case identifier"},
 		{[]string{"-skip", "redis"}, `unknown part "redis"`},
 		{[]string{"-skip", "pg", "-n", "-5", "-dir", t.TempDir()}, "N is -5"},
 		{[]string{"stray"}, "unexpected argument"},

@@ -17,6 +17,7 @@ import (
 
 type options struct {
 	pg      string
+	prefix  string
 	dir     string
 	runs    int
 	cycle   queue.CycleOptions
@@ -29,7 +30,8 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 	fs := flag.NewFlagSet("queuebench", flag.ContinueOnError)
 	fs.SetOutput(log)
 	o := options{args: args}
-	fs.StringVar(&o.pg, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server; the benchmark drops and creates hgbench_hg and hgbench_river on it")
+	fs.StringVar(&o.pg, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server; the benchmark drops and creates its databases on it (see -db-prefix)")
+	fs.StringVar(&o.prefix, "db-prefix", "hgbench", "PostgreSQL databases are PREFIX_hg and PREFIX_river (dropped and created)")
 	fs.StringVar(&o.dir, "dir", "", "directory for SQLite files (default a new temporary directory, removed after)")
 	fs.IntVar(&o.runs, "runs", 3, "burn-down runs per system, alternating")
 	fs.IntVar(&o.cycle.N, "n", 50_000, "items per burn-down run")
@@ -99,8 +101,8 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 	var pairs [][2]system
 	if !o.skip["pg"] {
 		pairs = append(pairs, [2]system{
-			{name: "hostguard, PostgreSQL", cycle: cyc(queue.HostguardCycle), dormant: dor(queue.HostguardDormant), target: pgTarget("hgbench_hg")},
-			{name: "River, riverpgxv5", cycle: cyc(queue.RiverPostgresCycle), dormant: dor(queue.RiverPostgresDormant), target: pgTarget("hgbench_river")},
+			{name: "hostguard, PostgreSQL", cycle: cyc(queue.HostguardCycle), dormant: dor(queue.HostguardDormant), target: pgTarget(o.prefix + "_hg")},
+			{name: "River, riverpgxv5", cycle: cyc(queue.RiverPostgresCycle), dormant: dor(queue.RiverPostgresDormant), target: pgTarget(o.prefix + "_river")},
 		})
 	}
 	if !o.skip["sqlite"] {
