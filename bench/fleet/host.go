@@ -180,9 +180,10 @@ func (h *Host) up() {
 	defer h.mu.Unlock()
 	if h.ln == nil && !h.closed {
 		ln, err := relisten(h.addr, h.done)
-		if err != nil {
+		switch {
+		case err != nil:
 			h.errs = append(h.errs, err)
-		} else {
+		case ln != nil: // nil: the host was closed meanwhile
 			h.ln = ln
 			h.serve(ln)
 		}
