@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
 
@@ -223,4 +224,42 @@ func testStore(t *testing.T) *sqlite.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// TestFailingFeedNeverShowsTheKey: a dead indexer's error travels to the
+// log and to last_error, and an HTTP error names the URL, which carries
+// the key in its query.
+func TestFailingFeedNeverShowsTheKey(t *testing.T) {
+	t.Parallel()
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	x := newFakeIndexer(t, "another-key", 3) // refuses testAPIKey with an error document
+	f := setup(t, func(c *Config) {
+		c.Feeds = []Feed{
+			{Name: "dead", URL: dead.URL() + "/api", APIKey: testAPIKey},
+			{Name: "refused", URL: x.URL(), APIKey: testAPIKey},
+		}
+	})
+	for _, name := range []string{"dead", "refused"} {
+		var v feedView
+		eventually(t, 10*time.Second, name+" never failed", func() bool {
+			_, v, _ = f.feedNamed(name)
+			return v.LastError != ""
+		})
+		if v.Synced || v.LastStop != "failed" {
+			t.Fatalf("%s: %+v", name, v)
+		}
+	}
+	for _, p := range []string{"/v1/feeds", "/v1/status", "/", "/metrics"} {
+		if a := f.do("GET", p, nil); strings.Contains(string(a.body), testAPIKey) {
+			t.Errorf("GET %s shows the API key", p)
+		}
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "feed: sync failed") {
+		t.Fatalf("no failure was logged:\n%s", logs)
+	}
+	if strings.Contains(logs, testAPIKey) {
+		t.Fatalf("the API key was logged:\n%s", logs)
+	}
 }

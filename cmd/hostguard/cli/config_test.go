@@ -237,3 +237,31 @@ func FuzzParseConfig(f *testing.F) {
 
 // nopBudgetStore lets budget.New check a configuration; nothing is admitted.
 type nopBudgetStore struct{ budget.Store }
+
+func TestLoadConfigNoticesAReadableKey(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		body  string
+		mode  os.FileMode
+		loose bool
+	}{
+		{`{"feeds":[{"name":"a","url":"https://a/api","api_key":"inline"}]}`, 0o644, true},
+		{`{"feeds":[{"name":"a","url":"https://a/api","api_key":"inline"}]}`, 0o600, false},
+		{`{"feeds":[{"name":"a","url":"https://a/api"}]}`, 0o644, false},
+	} {
+		p := filepath.Join(dir, "c.json")
+		if err := os.WriteFile(p, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := loadConfig(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.looseKey != c.loose {
+			t.Errorf("%s with mode %v: looseKey %v, want %v", c.body, c.mode, cfg.looseKey, c.loose)
+		}
+	}
+}
