@@ -20,7 +20,7 @@ func TestServeHelpDocumentsEveryFlag(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("serve --help: exit %d", code)
 	}
-	for _, flag := range []string{"listen", "proxy-listen", "db", "token", "allow-private", "log-format",
+	for _, flag := range []string{"config", "listen", "proxy-listen", "db", "token", "allow-private", "log-format",
 		"guard-threshold", "guard-window", "guard-open-for", "header-timeout", "idle-timeout", "ticket-lease"} {
 		if !strings.Contains(errs, "-"+flag) {
 			t.Errorf("serve --help does not document --%s", flag)
