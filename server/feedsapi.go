@@ -44,7 +44,8 @@ type feedView struct {
 }
 
 type markerView struct {
-	ID        string    `json:"id"`
+	// ID is left out for a feed that is no longer configured.
+	ID        string    `json:"id,omitempty"`
 	Published time.Time `json:"published"`
 }
 
@@ -106,9 +107,9 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 			continue
 		}
 		v := feedView{Name: st.Name}
-		// Nobody knows this feed's key any more; its head id is shown as
-		// stored.
-		v.applyStored(st, func(s string) string { return s })
+		// Nobody knows this feed's key any more, and some indexers put
+		// the key in ids: the head's id is left out.
+		v.applyStored(st, func(string) string { return "" })
 		out = append(out, v)
 	}
 	return out, nil

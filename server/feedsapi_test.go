@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
@@ -261,5 +262,43 @@ func TestFailingFeedNeverShowsTheKey(t *testing.T) {
 	}
 	if strings.Contains(logs, testAPIKey) {
 		t.Fatalf("the API key was logged:\n%s", logs)
+	}
+}
+
+// TestStoredFeedNoLongerConfigured: a position left by a feed since taken
+// out of the configuration is listed, without its head's id (which may
+// hold the old key), and can be reset.
+func TestStoredFeedNoLongerConfigured(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	syncer, err := feed.NewSyncer(f.store, feed.Config{Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := feed.SourceFunc(func(_ context.Context, offset int) ([]feed.Item, error) {
+		if offset > 0 {
+			return nil, nil
+		}
+		return []feed.Item{{ID: "https://old.example/dl?apikey=" + testAPIKey, Published: f.clock.Now()}}, nil
+	})
+	if _, err := syncer.Sync(context.Background(), "old", src); err != nil {
+		t.Fatal(err)
+	}
+	_, v, ok := f.feedNamed("old")
+	if !ok || v.Configured || !v.Synced || v.ItemsTotal != 1 || v.Head == nil || v.Head.ID != "" || v.LastSync != nil {
+		t.Fatalf("stored feed: %v %+v", ok, v)
+	}
+	if a := f.do("GET", "/v1/feeds", nil); strings.Contains(string(a.body), testAPIKey) {
+		t.Fatal("an unconfigured feed's head id shows its key")
+	}
+	expectError(t, f.do("GET", "/v1/feeds/old/items", nil), http.StatusNotFound, "name")
+	var reset feedResetResponse
+	decodeInto(t, f.do("POST", "/v1/feeds/old/reset", nil), &reset)
+	if !reset.HadPosition {
+		t.Fatalf("reset: %+v", reset)
+	}
+	expectError(t, f.do("POST", "/v1/feeds/old/reset", nil), http.StatusNotFound, "name")
+	if _, _, ok := f.feedNamed("old"); ok {
+		t.Fatal("the reset feed is still listed")
 	}
 }
