@@ -3,42 +3,16 @@ package budget_test
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// clock is a fake clock that moves only when told to.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 // noon is a fixed test time in the middle of a UTC day.
 var noon = time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
@@ -55,7 +29,7 @@ func openStore(t *testing.T) *sqlite.Store {
 
 type fixture struct {
 	st    *sqlite.Store
-	clock *clock
+	clock *clocktest.Clock
 	b     *budget.Budget
 }
 
@@ -63,7 +37,7 @@ type fixture struct {
 // noon. cfg.Now is filled in.
 func setup(t *testing.T, cfg budget.Config) *fixture {
 	t.Helper()
-	f := &fixture{st: openStore(t), clock: newClock(noon)}
+	f := &fixture{st: openStore(t), clock: clocktest.New(noon)}
 	cfg.Now = f.clock.Now
 	b, err := budget.New(f.st, cfg)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/clocktest"
 )
 
 // signalStore tells a test when an admission has reached the store.
@@ -134,7 +135,7 @@ func TestWaitRefusesASlotPastItsDeadline(t *testing.T) {
 func TestCancelledWaitGivesItsAdmissionBack(t *testing.T) {
 	t.Parallel()
 	st := &signalStore{Store: openStore(t), admitted: make(chan budget.StoreAdmitResult, 8)}
-	clk := newClock(noon)
+	clk := clocktest.New(noon)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(time.Hour)}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestCancelledWaitGivesItsAdmissionBack(t *testing.T) {
 func TestCancelledWaitLeavesAGapBehindLaterWaiters(t *testing.T) {
 	t.Parallel()
 	st := &signalStore{Store: openStore(t), admitted: make(chan budget.StoreAdmitResult, 8)}
-	clk := newClock(noon)
+	clk := clocktest.New(noon)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(time.Hour)}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

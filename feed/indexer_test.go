@@ -10,6 +10,7 @@ import (
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/feed/internal/fakeindexer"
 	"github.com/hostguard/hostguard/feed/newznab"
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -159,7 +160,7 @@ func TestIndexerFailingPageLeavesCursor(t *testing.T) {
 	}
 }
 
-func newBudget(t *testing.T, st *sqlite.Store, clk *clock, limit int64) *budget.Budget {
+func newBudget(t *testing.T, st *sqlite.Store, clk *clocktest.Clock, limit int64) *budget.Budget {
 	t.Helper()
 	b, err := budget.New(st, budget.Config{
 		Sources: []budget.Source{{

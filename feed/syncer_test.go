@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/internal/clocktest"
 )
 
 func TestFirstSyncReadsTheHeadOnly(t *testing.T) {
@@ -173,7 +174,7 @@ func TestFailedPageLeavesTheCursor(t *testing.T) {
 // dailyGate is an Admitter with a fixed number of page requests per UTC day
 // of a fake clock.
 type dailyGate struct {
-	clk     *clock
+	clk     *clocktest.Clock
 	perDay  int
 	day     time.Time
 	used    int

@@ -15,35 +15,12 @@ import (
 
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/clocktest"
 )
-
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newFakeClock() *fakeClock { return &fakeClock{now: epoch} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *clocktest.Clock { return clocktest.New(epoch) }
 
 // Errors of each kind a ticket may report, built the way the standard
 // library builds them.
@@ -62,7 +39,7 @@ var (
 type bed struct {
 	t       *testing.T
 	g       *guard.Guard
-	clk     *fakeClock
+	clk     *clocktest.Clock
 	off     atomic.Bool
 	tickets map[string]*guard.Ticket
 

@@ -11,32 +11,16 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// clock is a fake clock that moves only when told to.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock {
-	return &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newClock returns the fake clock a bundle starts on.
+func newClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // logs collects a Tracker's log lines as decoded JSON objects.
@@ -109,7 +93,7 @@ func (c *countingStore) HealthTouch(ctx context.Context, p health.StoreTouchPara
 // bundle is what most tests need.
 type bundle struct {
 	tr    *health.Tracker
-	clock *clock
+	clock *clocktest.Clock
 	store *countingStore
 	logs  *logs
 	path  string

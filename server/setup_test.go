@@ -19,31 +19,15 @@ import (
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
 
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns the fake clock a fixture starts on.
+func newFakeClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // fixture is one served Server over a fresh SQLite file, with both
@@ -53,7 +37,7 @@ type fixture struct {
 	s     *Server
 	api   string // base URL of the API
 	proxy string // host:port of the proxy
-	clock *fakeClock
+	clock *clocktest.Clock
 	store hostguard.Store
 	logs  *syncBuffer
 	stop  func() error // ends Serve and returns its error
@@ -92,7 +76,7 @@ func setup(t *testing.T, opts ...func(*Config)) *fixture {
 // serveOn is setup over a store of the caller's: several fixtures may
 // share one PostgreSQL store, as the nodes of a cluster do. The fixture
 // closes st when the test ends.
-func serveOn(t *testing.T, st hostguard.Store, clock *fakeClock, opts ...func(*Config)) *fixture {
+func serveOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, opts ...func(*Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	logs := &syncBuffer{}

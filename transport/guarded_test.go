@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -345,7 +346,7 @@ func TestCancelledBeforeSendingTakesNoTrial(t *testing.T) {
 
 func TestPanicInBaseReleasesTrial(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := clocktest.New(clockStart)
 	g := guard.New(guard.Config{OpenFor: openFor, Now: clk.Now})
 	var calls atomic.Int64
 	var panicking atomic.Bool
@@ -389,7 +390,7 @@ func TestPanicInBaseReleasesTrial(t *testing.T) {
 
 func TestCancelledTrialHeldUntilBaseReturns(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := clocktest.New(clockStart)
 	g := guard.New(guard.Config{OpenFor: openFor, Now: clk.Now})
 	entered := make(chan struct{}, 1)
 	unblock := make(chan struct{})

@@ -5,12 +5,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -26,30 +26,16 @@ const (
 	openFor       = 30 * time.Second
 )
 
-// clock is a fake guard clock that moves only when a test advances it.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// clockStart is where the fake guard clock starts; it moves only when a test
+// advances it.
+var clockStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // bundle is what most tests need: a guard on a fake clock, a real
 // http.Transport whose dials are counted, and over them three clients: a
 // patient one, one with the short header timeout and one with the short
 // idle timeout.
 type bundle struct {
-	clock        *clock
+	clock        *clocktest.Clock
 	guard        *guard.Guard
 	base         *http.Transport
 	dials        *atomic.Int64
@@ -61,7 +47,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	b := &bundle{clock: &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, dials: new(atomic.Int64)}
+	b := &bundle{clock: clocktest.New(clockStart), dials: new(atomic.Int64)}
 	b.guard = guard.New(guard.Config{OpenFor: openFor, Now: b.clock.Now})
 	b.base = countingBase(t, b.dials)
 	b.tr = b.transport(patient, patient)
