@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/clocktest"
 )
 
 // budgetT0 is a fixed instant with microsecond detail in the middle of a
@@ -17,24 +18,6 @@ import (
 var budgetT0 = time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
 var budgetDay = time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
-
-// budgetClock is a fake clock shared by the nodes of one test.
-type budgetClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *budgetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *budgetClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 func newBudget(t testing.TB, st budget.Store, cfg budget.Config) *budget.Budget {
 	t.Helper()
@@ -192,7 +175,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 	t.Run("midnight starts fresh counters", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		clk := &budgetClock{t: budgetDay.Add(24*time.Hour - time.Microsecond)}
+		clk := clocktest.New(budgetDay.Add(24*time.Hour - time.Microsecond))
 		cfg := budget.Config{Sources: []budget.Source{{Name: "s", OwnerDailyLimit: budget.Int(20), Pace: budget.NoPace}}, Now: clk.Now}
 		a, b := newBudget(t, h.Open(t), cfg), newBudget(t, h.Open(t), cfg)
 		p := budget.AdmitParams{Source: "s", Kind: budget.KindHeadPoll}
@@ -217,7 +200,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 	t.Run("reservation settled from another node", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		clk := &budgetClock{t: budgetT0}
+		clk := clocktest.New(budgetT0)
 		cfg := budget.Config{Limits: budget.Limits{Bytes: budget.Int(1000)}, Now: clk.Now}
 		sa, sb := h.Open(t), h.Open(t)
 		a, b := newBudget(t, sa, cfg), newBudget(t, sb, cfg)
@@ -257,7 +240,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 	t.Run("a source's own exhaustion reaches every node", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		clk := &budgetClock{t: budgetT0}
+		clk := clocktest.New(budgetT0)
 		cfg := budget.Config{Sources: []budget.Source{{Name: "s", Pace: budget.NoPace}}, Now: clk.Now}
 		a, b := newBudget(t, h.Open(t), cfg), newBudget(t, h.Open(t), cfg)
 		if err := a.MarkExhausted(ctx(t), "s", time.Time{}); err != nil {
