@@ -8,9 +8,9 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
-	"github.com/hostguard/hostguard/feed/internal/fakeindexer"
 	"github.com/hostguard/hostguard/feed/newznab"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"github.com/hostguard/hostguard/transport"
 )

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/feed"
-	"github.com/hostguard/hostguard/feed/internal/fakeindexer"
 	"github.com/hostguard/hostguard/feed/newznab"
+	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/transport"
 )

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hostguard/hostguard/feed/internal/fakeindexer"
 	"github.com/hostguard/hostguard/feed/newznab"
+	"github.com/hostguard/hostguard/internal/fakeindexer"
 )
 
 func Example() {
