@@ -41,6 +41,10 @@ type Options struct {
 	APIMax int
 	// ReportLimits adds newznab:apilimits to caps and search responses.
 	ReportLimits bool
+	// KeyInGUID writes the request's API key into each item's guid, as
+	// some Torznab proxies do, and leaves out the guid attribute, so that
+	// a client takes the guid element, key and all, for the item's id.
+	KeyInGUID bool
 }
 
 // Fault is a canned failure for one upcoming search request.
@@ -102,6 +106,12 @@ func (x *Indexer) URL() string { return x.srv.URL + "/api" }
 // Publish adds n releases, all published at at (the newest listed first,
 // in the order added), and returns them oldest first.
 func (x *Indexer) Publish(n int, at time.Time) []Release {
+	return x.PublishEvery(n, at, 0)
+}
+
+// PublishEvery adds n releases, the first published at first and each of
+// the others every after the one before, and returns them oldest first.
+func (x *Indexer) PublishEvery(n int, first time.Time, every time.Duration) []Release {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	out := make([]Release, n)
@@ -111,7 +121,7 @@ func (x *Indexer) Publish(n int, at time.Time) []Release {
 			GUID:      fmt.Sprintf("rel%06d", x.seq),
 			Title:     fmt.Sprintf("Some.Show.S01E%02d.1080p.WEB-GRP%d", x.seq%100, x.seq),
 			Size:      int64(1<<30 + x.seq),
-			Published: at.UTC().Truncate(time.Second),
+			Published: first.Add(time.Duration(i) * every).UTC().Truncate(time.Second),
 			Category:  5040,
 		}
 	}
@@ -310,9 +320,15 @@ func (x *Indexer) writeSearch(w http.ResponseWriter, req Request, limit int) {
 `, ns, esc(x.srv.URL+"/api"), esc(x.srv.URL), prefix, req.Offset, len(x.releases), x.limitsElem("newznab:"))
 	for _, r := range page {
 		dl := fmt.Sprintf("%s/getnzb/%s.nzb?i=1&r=%s", x.srv.URL, r.GUID, req.APIKey)
+		guid := x.srv.URL + "/details/" + r.GUID
+		guidAttr := fmt.Sprintf(`<%s:attr name="guid" value="%s"/>`, prefix, r.GUID)
+		if x.opts.KeyInGUID {
+			guid += "?apikey=" + req.APIKey
+			guidAttr = ""
+		}
 		fmt.Fprintf(&b, `  <item>
     <title>%s</title>
-    <guid isPermaLink="true">%s/details/%s</guid>
+    <guid isPermaLink="true">%s</guid>
     <link>%s</link>
     <comments>%s/details/%s#comments</comments>
     <pubDate>%s</pubDate>
@@ -322,11 +338,11 @@ func (x *Indexer) writeSearch(w http.ResponseWriter, req Request, limit int) {
     <%s:attr name="category" value="%d"/>
     <%s:attr name="category" value="%d"/>
     <%s:attr name="size" value="%d"/>
-    <%s:attr name="guid" value="%s"/>
+    %s
     <%s:attr name="grabs" value="7"/>
-`, esc(r.Title), x.srv.URL, r.GUID, esc(dl), x.srv.URL, r.GUID, r.Published.Format(time.RFC1123Z),
+`, esc(r.Title), esc(guid), esc(dl), x.srv.URL, r.GUID, r.Published.Format(time.RFC1123Z),
 			esc(r.Title), esc(dl), r.Size, mime,
-			prefix, r.Category/1000*1000, prefix, r.Category, prefix, r.Size, prefix, r.GUID, prefix)
+			prefix, r.Category/1000*1000, prefix, r.Category, prefix, r.Size, guidAttr, prefix)
 		if x.opts.Torznab {
 			fmt.Fprintf(&b, `    <torznab:attr name="seeders" value="12"/>
     <torznab:attr name="peers" value="15"/>
