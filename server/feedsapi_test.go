@@ -10,14 +10,26 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
 
 const testAPIKey = "k3y-0f-the-acc0unt"
 
+// newFakeIndexer starts a Newznab indexer on 127.0.0.1 that takes key and
+// lists releases, published a minute apart, which it returns oldest first.
+// Like real indexers it writes the key into download links, and (like some
+// Torznab proxies) into guids.
+func newFakeIndexer(t *testing.T, key string, releases int) (*fakeindexer.Indexer, []fakeindexer.Release) {
+	t.Helper()
+	x := fakeindexer.New(fakeindexer.Options{APIKey: key, KeyInGUID: true})
+	t.Cleanup(x.Close)
+	return x, x.PublishEvery(releases, time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC), time.Minute)
+}
+
 // withFeed configures one feed on x, keeping its 3 newest items.
-func withFeed(x *fakeIndexer) func(*Config) {
+func withFeed(x *fakeindexer.Indexer) func(*Config) {
 	return func(c *Config) {
 		c.Feeds = []Feed{{Name: "fake", URL: x.URL(), APIKey: testAPIKey, KeepItems: 3}}
 	}
@@ -49,7 +61,7 @@ func (f *fixture) waitSynced(name string) feedView {
 
 func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 	t.Parallel()
-	x := newFakeIndexer(t, testAPIKey, 5)
+	x, rels := newFakeIndexer(t, testAPIKey, 5)
 	f := setup(t, withFeed(x))
 
 	v := f.waitSynced("fake")
@@ -57,14 +69,14 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 		v.LastStop != "caught-up" || v.LastError != "" || v.Gaps != 0 {
 		t.Fatalf("feed after its first sync: %+v", v)
 	}
-	if v.URL != x.URL() || v.Head == nil || !strings.Contains(v.Head.ID, "/details/5") {
+	if v.URL != x.URL() || v.Head == nil || !strings.Contains(v.Head.ID, "/details/"+rels[4].GUID+"?") {
 		t.Fatalf("feed url %q, head %+v", v.URL, v.Head)
 	}
 	// A fresh source allows 100 head polls a day: every 30 minutes fits.
 	if v.IntervalSeconds != 1800 || v.NextHeadPoll == nil || !v.NextHeadPoll.Equal(f.clock.Now().Add(30*time.Minute)) {
 		t.Fatalf("interval %v, next poll %v", v.IntervalSeconds, v.NextHeadPoll)
 	}
-	if n := x.Searches(); n != 1 {
+	if n := x.Count("search"); n != 1 {
 		t.Fatalf("the indexer got %d searches; one head page holds every release", n)
 	}
 
@@ -72,8 +84,8 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 	// link.
 	var items feedItemsResponse
 	decodeInto(t, f.do("GET", "/v1/feeds/fake/items", nil), &items)
-	if len(items.Items) != 3 || items.Items[0].Title != "Release.005" || items.Items[2].Title != "Release.003" ||
-		items.Items[0].Size != 1005 || items.Items[0].Attrs["category"] != "5040" {
+	if len(items.Items) != 3 || items.Items[0].Title != rels[4].Title || items.Items[2].Title != rels[2].Title ||
+		items.Items[0].Size != rels[4].Size || items.Items[0].Attrs["category"] != "5000,5040" {
 		t.Fatalf("items: %+v", items)
 	}
 	if _, ok := items.Items[0].Attrs["link"]; ok {
@@ -142,7 +154,7 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 
 func TestFeedRoutesBadInput(t *testing.T) {
 	t.Parallel()
-	x := newFakeIndexer(t, testAPIKey, 2)
+	x, _ := newFakeIndexer(t, testAPIKey, 2)
 	f := setup(t, withFeed(x))
 	f.waitSynced("fake")
 	long := strings.Repeat("n", maxFeedName+1)
@@ -234,7 +246,7 @@ func TestFailingFeedNeverShowsTheKey(t *testing.T) {
 	t.Parallel()
 	dead := faulthost.ClosedPort()
 	t.Cleanup(dead.Close)
-	x := newFakeIndexer(t, "another-key", 3) // refuses testAPIKey with an error document
+	x, _ := newFakeIndexer(t, "another-key", 3) // refuses testAPIKey with an error document
 	f := setup(t, func(c *Config) {
 		c.Feeds = []Feed{
 			{Name: "dead", URL: dead.URL() + "/api", APIKey: testAPIKey},

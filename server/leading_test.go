@@ -80,7 +80,7 @@ func TestLeaderPrunesOldUsage(t *testing.T) {
 func TestOnlyTheLeaderPolls(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.PostgresDSN(t)
-	x := newFakeIndexer(t, testAPIKey, 4)
+	x, _ := newFakeIndexer(t, testAPIKey, 4)
 	node := func(name string) *fixture {
 		st, err := postgres.Open(context.Background(), dsn)
 		if err != nil {
@@ -139,7 +139,7 @@ func TestOnlyTheLeaderPolls(t *testing.T) {
 		_, v, _ = second.feedNamed("fake")
 		return v.Leading && v.NextHeadPoll != nil
 	})
-	if !v.NextHeadPoll.After(second.clock.Now().Add(20*time.Minute)) || x.Searches() != 1 {
-		t.Fatalf("new leader: next poll %v, indexer searches %d", v.NextHeadPoll, x.Searches())
+	if !v.NextHeadPoll.After(second.clock.Now().Add(20*time.Minute)) || x.Count("search") != 1 {
+		t.Fatalf("new leader: next poll %v, indexer searches %d", v.NextHeadPoll, x.Count("search"))
 	}
 }
