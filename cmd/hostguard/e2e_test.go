@@ -122,7 +122,7 @@ func TestEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "e2e.db")
-	idx := newIndexer(t)
+	idx, rels := newIndexer(t)
 	// The configuration file: a feed whose key comes from the environment,
 	// its budget source, an allowance, the evidence policy. The flags'
 	// --budget-source idx:100 joins the file's sources.
@@ -131,7 +131,7 @@ func TestEndToEnd(t *testing.T) {
 		"log_level": "debug",
 		"leader": {"lease": "2s"},
 		"budget": {"validation": 50, "sources": [{"name": "films", "owner_daily_limit": 1000, "pace": "0s"}]},
-		"feeds": [{"name": "films", "url": "`+idx.srv.URL+`/api", "api_key_env": "E2E_INDEXER_KEY", "keep_items": 3}],
+		"feeds": [{"name": "films", "url": "`+idx.URL()+`", "api_key_env": "E2E_INDEXER_KEY", "keep_items": 3}],
 		"evidence": {"fingerprint": "e2e-policy"}
 	}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestEndToEnd(t *testing.T) {
 		Items []struct{ Title string } `json:"items"`
 	}
 	d.call(t, "GET", "/v1/feeds/films/items", nil, 200, &kept)
-	if len(kept.Items) != 3 || kept.Items[0].Title != "Film.4.2160p" {
+	if len(kept.Items) != 3 || kept.Items[0].Title != rels[3].Title {
 		t.Fatalf("feed items: %+v", kept)
 	}
 	var bud struct {
@@ -328,8 +328,8 @@ func TestEndToEnd(t *testing.T) {
 	// The feed's position survived, and the new process does not poll a
 	// head read moments ago: its next poll is an interval after the last.
 	f2 := d2.waitFeed(t, func(f feedOut) bool { return f.NextHeadPoll != nil })
-	if !f2.Synced || f2.ItemsTotal != 4 || !f2.NextHeadPoll.After(time.Now().Add(20*time.Minute)) || idx.searches.Load() != 1 {
-		t.Fatalf("feed after restart: %+v; the indexer saw %d searches", f2, idx.searches.Load())
+	if !f2.Synced || f2.ItemsTotal != 4 || !f2.NextHeadPoll.After(time.Now().Add(20*time.Minute)) || idx.Count("search") != 1 {
+		t.Fatalf("feed after restart: %+v; the indexer saw %d searches", f2, idx.Count("search"))
 	}
 	var sum struct {
 		Verdict string `json:"verdict"`

@@ -2,41 +2,25 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/server"
 )
 
-// staticIndexer serves caps and one page of three releases, the way a
-// Newznab indexer answers t=search with an empty query.
-func staticIndexer(t *testing.T) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("t") == "caps" {
-			fmt.Fprint(w, `<caps><limits max="100" default="100"/></caps>`)
-			return
-		}
-		if off := r.URL.Query().Get("offset"); off != "" && off != "0" {
-			fmt.Fprint(w, `<rss><channel></channel></rss>`)
-			return
-		}
-		fmt.Fprint(w, `<rss xmlns:newznab="http://www.newznab.com/DTD/2010/feeds/attributes/"><channel>`)
-		for n := 3; n >= 1; n-- {
-			fmt.Fprintf(w, `<item><title>Show.S01E0%d</title><guid>g%d</guid><pubDate>Sun, 01 Mar 2026 10:0%d:00 +0000</pubDate>`+
-				`<newznab:attr name="size" value="%d"/></item>`, n, n, n, n*100)
-		}
-		fmt.Fprint(w, `</channel></rss>`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/api"
+// staticIndexer serves three releases, a minute apart, which it returns
+// oldest first.
+func staticIndexer(t *testing.T) (string, []fakeindexer.Release) {
+	x := fakeindexer.New(fakeindexer.Options{})
+	t.Cleanup(x.Close)
+	return x.URL(), x.PublishEvery(3, time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC), time.Minute)
 }
 
 func TestCLIFeedsAndBudgetControls(t *testing.T) {
-	addr := daemonWith(t, "", []server.Feed{{Name: "idx", URL: staticIndexer(t), APIKey: "the-key"}})
+	indexer, rels := staticIndexer(t)
+	addr := daemonWith(t, "", []server.Feed{{Name: "idx", URL: indexer, APIKey: "the-key"}})
 	a := []string{"--addr", addr}
 
 	// The leader polls the feed at once.
@@ -62,7 +46,7 @@ func TestCLIFeedsAndBudgetControls(t *testing.T) {
 		t.Fatalf("feeds table:\n%s", out)
 	}
 	out = mustRun(t, append([]string{"feeds", "items", "idx", "--limit", "2"}, a...)...)
-	if !strings.Contains(out, "Show.S01E03") || !strings.Contains(out, "Show.S01E02") || strings.Contains(out, "Show.S01E01") {
+	if !strings.Contains(out, rels[2].Title) || !strings.Contains(out, rels[1].Title) || strings.Contains(out, rels[0].Title) {
 		t.Fatalf("feeds items:\n%s", out)
 	}
 	out = mustRun(t, append([]string{"status"}, a...)...)
