@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -56,28 +55,17 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 			return budgetRemoveSource(args[1:], stdout, stderr)
 		}
 	}
-	var cf clientFlags
-	fs := newFlagSet("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the daemon's sources while it runs. Changes made this way last until the daemon restarts, and apply to the node they are sent to.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the daemon's sources while it runs. Changes made this way last until the daemon restarts, and apply to the node they are sent to.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "unknown subcommand %q (want admit, settle, pause, resume, set-source or remove-source)", pos[0])
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("unknown subcommand %q (want admit, settle, pause, resume, set-source or remove-source)", pos[0])
 	}
 	var rep budgetReportJSON
-	var raw []byte
-	if err := c.do(context.Background(), "GET", "/v1/budget", nil, nil, &rep, &raw); err != nil {
-		return fail(stderr, "budget", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/budget", nil, nil, &rep); done {
+		return code
 	}
 	paused := ""
 	if rep.Paused {
@@ -106,36 +94,31 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 }
 
 func budgetAdmit(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("budget admit", "", "Asks the budget to admit one background request; exit 3 when it is refused (exhausted, paced, paused, disabled or unknown source).", stderr)
-	cf.register(fs)
+	cmd := newDaemonCommand("budget admit", "", "Asks the budget to admit one background request; exit 3 when it is refused (exhausted, paced, paused, disabled or unknown source).", stdout, stderr)
+	fs := cmd.fs
 	kind := fs.String("kind", "", "kind of work: head_poll, gap_page, search, validation, candidate, descriptor, bytes or foreground")
 	source := fs.String("source", "", "the source the request goes to")
 	cost := fs.Int64("cost", 0, "requests (0 means 1), or bytes to reserve for --kind bytes")
 	wait := fs.Bool("wait", false, "wait for the source's pacing slot instead of being refused")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "takes no arguments")
+		return cmd.usageError("takes no arguments")
 	}
 	if *kind == "" {
-		return usageError(stderr, fs, "--kind is required")
+		return cmd.usageError("--kind is required")
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
-	}
-	var raw []byte
 	var g struct {
 		ID string `json:"id"`
 	}
 	body := map[string]any{"kind": *kind, "source": *source, "cost": *cost, "wait": *wait}
-	if err := c.do(context.Background(), "POST", "/v1/budget/admit", nil, body, &g, &raw); err != nil {
-		return fail(stderr, "budget admit", err)
+	raw, code, ok := cmd.call("POST", "/v1/budget/admit", nil, body, &g)
+	if !ok {
+		return code
 	}
-	if cf.json || g.ID == "" {
+	if cmd.flags.json || g.ID == "" {
 		printRaw(stdout, raw)
 		return ExitOK
 	}
@@ -144,27 +127,21 @@ func budgetAdmit(args []string, stdout, stderr io.Writer) int {
 }
 
 func budgetSettle(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("budget settle", "GRANT_ID", "Settles a byte reservation at the figure the transfer really used.", stderr)
-	cf.register(fs)
-	actual := fs.Int64("actual", -1, "bytes really used (0 gives the whole reservation back)")
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("budget settle", "GRANT_ID", "Settles a byte reservation at the figure the transfer really used.", stdout, stderr)
+	actual := cmd.fs.Int64("actual", -1, "bytes really used (0 gives the whole reservation back)")
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one grant id")
+		return cmd.usageError("needs exactly one grant id")
 	}
 	if *actual < 0 {
-		return usageError(stderr, fs, "--actual is required and must not be negative")
+		return cmd.usageError("--actual is required and must not be negative")
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
-	}
-	var raw []byte
-	if err := c.do(context.Background(), "POST", "/v1/budget/grants/"+url.PathEscape(pos[0])+"/settle", nil, map[string]any{"actual": *actual}, nil, &raw); err != nil {
-		return fail(stderr, "budget settle", err)
+	raw, code, ok := cmd.call("POST", "/v1/budget/grants/"+url.PathEscape(pos[0])+"/settle", nil, map[string]any{"actual": *actual}, nil)
+	if !ok {
+		return code
 	}
 	printRaw(stdout, raw)
 	return ExitOK
@@ -175,27 +152,18 @@ func budgetPause(args []string, paused bool, stdout, stderr io.Writer) int {
 	if paused {
 		name, what = "budget pause", "Pauses all background work on the daemon: every background admission is refused until 'hostguard budget resume'. Foreground requests still pass."
 	}
-	var cf clientFlags
-	fs := newFlagSet(name, "", what, stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand(name, "", what, stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "takes no arguments")
+		return cmd.usageError("takes no arguments")
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+	if code, done := cmd.fetch("POST", "/v1/budget/pause", nil, map[string]any{"paused": paused}, nil); done {
+		return code
 	}
-	var raw []byte
-	if err := c.do(context.Background(), "POST", "/v1/budget/pause", nil, map[string]any{"paused": paused}, nil, &raw); err != nil {
-		return fail(stderr, name, err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-	} else if paused {
+	if paused {
 		fmt.Fprintln(stdout, "background work paused")
 	} else {
 		fmt.Fprintln(stdout, "background work resumed")
@@ -204,20 +172,19 @@ func budgetPause(args []string, paused bool, stdout, stderr io.Writer) int {
 }
 
 func budgetSetSource(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("budget set-source", "NAME", "Adds a budget source, or replaces what the owner said about one: settings not given take their defaults (the limit the source reported about itself stays). The next admission sees the change.", stderr)
-	cf.register(fs)
+	cmd := newDaemonCommand("budget set-source", "NAME", "Adds a budget source, or replaces what the owner said about one: settings not given take their defaults (the limit the source reported about itself stays). The next admission sees the change.", stdout, stderr)
+	fs := cmd.fs
 	limit := fs.Int64("daily-limit", 0, "the source's daily API limit as the owner knows it (default: the reported limit, else 1000; 0 stops all background work on it)")
 	reported := fs.Int64("reported-limit", 0, "the daily limit the source reports about itself (0 clears it)")
 	share := fs.String("share", "", "share of the daily limit: gentle (5%), normal (10%, the default) or unlimited")
 	reserve := fs.Int64("reserve-percent", 0, "what the unlimited share keeps back for the owner (default 10)")
 	pace := fs.Duration("pace", 0, "least time between two requests to the source (default 3s; 0s: no pacing)")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one source name")
+		return cmd.usageError("needs exactly one source name")
 	}
 	body := map[string]any{}
 	fs.Visit(func(f *flag.Flag) {
@@ -234,10 +201,6 @@ func budgetSetSource(args []string, stdout, stderr io.Writer) int {
 			body["pace_seconds"] = pace.Seconds()
 		}
 	})
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
-	}
 	var v struct {
 		Name            string  `json:"name"`
 		OwnerDailyLimit *int64  `json:"owner_daily_limit"`
@@ -245,13 +208,8 @@ func budgetSetSource(args []string, stdout, stderr io.Writer) int {
 		PaceSeconds     float64 `json:"pace_seconds"`
 		Created         bool    `json:"created"`
 	}
-	var raw []byte
-	if err := c.do(context.Background(), "PUT", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, body, &v, &raw); err != nil {
-		return fail(stderr, "budget set-source", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("PUT", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, body, &v); done {
+		return code
 	}
 	verb, lim := "updated", "default"
 	if v.Created {
@@ -265,22 +223,16 @@ func budgetSetSource(args []string, stdout, stderr io.Writer) int {
 }
 
 func budgetRemoveSource(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("budget remove-source", "NAME", "Removes a budget source: admissions for it are refused as unknown. Its usage today stays counted. A source a configured feed polls cannot be removed.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("budget remove-source", "NAME", "Removes a budget source: admissions for it are refused as unknown. Its usage today stays counted. A source a configured feed polls cannot be removed.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one source name")
+		return cmd.usageError("needs exactly one source name")
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
-	}
-	if err := c.do(context.Background(), "DELETE", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, nil, nil, nil); err != nil {
-		return fail(stderr, "budget remove-source", err)
+	if _, code, ok := cmd.call("DELETE", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, nil, nil); !ok {
+		return code
 	}
 	fmt.Fprintf(stdout, "removed source %s\n", pos[0])
 	return ExitOK

@@ -49,6 +49,69 @@ func envOr(key, def string) string {
 	return def
 }
 
+// daemonCommand is a command that talks to a running daemon: its flag set,
+// which holds the flags every such command shares, and the writers it
+// prints to. A command adds its own flags to fs before parse.
+type daemonCommand struct {
+	name   string // the words after "hostguard", as messages name the command
+	fs     *flag.FlagSet
+	flags  clientFlags
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// newDaemonCommand makes a daemonCommand; its usage names the command and
+// its positional arguments (see newFlagSet).
+func newDaemonCommand(name, argsUsage, summary string, stdout, stderr io.Writer) *daemonCommand {
+	c := &daemonCommand{name: name, fs: newFlagSet(name, argsUsage, summary, stderr), stdout: stdout, stderr: stderr}
+	c.flags.register(c.fs)
+	return c
+}
+
+// parse is parseFlags over the command's flag set.
+func (c *daemonCommand) parse(args []string) (pos []string, code int, ok bool) {
+	return parseFlags(c.fs, args)
+}
+
+// usageError is usageError for the command.
+func (c *daemonCommand) usageError(format string, args ...any) int {
+	return usageError(c.stderr, c.fs, format, args...)
+}
+
+// fail is fail for the command.
+func (c *daemonCommand) fail(err error) int { return fail(c.stderr, c.name, err) }
+
+// call sends one request to the daemon (see client.do) and returns the
+// answer's bytes. When the flags name no usable daemon, or the request
+// fails, it says why on stderr and returns ok false and the exit code.
+func (c *daemonCommand) call(method, path string, query url.Values, in, out any) (raw []byte, code int, ok bool) {
+	cl, err := c.flags.client()
+	if err != nil {
+		return nil, c.usageError("%v", err), false
+	}
+	if err := cl.do(context.Background(), method, path, query, in, out, &raw); err != nil {
+		return nil, c.fail(err), false
+	}
+	return raw, ExitOK, true
+}
+
+// fetch is call for a command whose --json prints the daemon's answer as
+// it came. It returns done true when the command has nothing left to do:
+// the call failed (code says how) or --json printed the answer (code
+// ExitOK). Otherwise out holds the answer, for the command to print for
+// people.
+func (c *daemonCommand) fetch(method, path string, query url.Values, in, out any) (code int, done bool) {
+	raw, code, ok := c.call(method, path, query, in, out)
+	if !ok {
+		return code, true
+	}
+	if c.flags.json {
+		printRaw(c.stdout, raw)
+		return ExitOK, true
+	}
+	return ExitOK, false
+}
+
 // client returns an API client for the flags, or a usage error.
 func (c *clientFlags) client() (*client, error) {
 	raw := strings.TrimSpace(c.addr)

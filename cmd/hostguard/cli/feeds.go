@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/url"
@@ -38,31 +37,20 @@ func runFeeds(args []string, stdout, stderr io.Writer) int {
 			return feedsReset(args[1:], stdout, stderr)
 		}
 	}
-	var cf clientFlags
-	fs := newFlagSet("feeds", "", "Shows every feed the daemon follows or has a stored position for: when it last synced, what it found, its gaps and its next poll. 'hostguard feeds items NAME' lists a feed's newest items; 'hostguard feeds reset NAME' makes its next sync start at the head.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("feeds", "", "Shows every feed the daemon follows or has a stored position for: when it last synced, what it found, its gaps and its next poll. 'hostguard feeds items NAME' lists a feed's newest items; 'hostguard feeds reset NAME' makes its next sync start at the head.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "unknown subcommand %q (want items or reset)", pos[0])
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("unknown subcommand %q (want items or reset)", pos[0])
 	}
 	var resp struct {
 		Leading bool       `json:"leading"`
 		Feeds   []feedJSON `json:"feeds"`
 	}
-	var raw []byte
-	if err := c.do(context.Background(), "GET", "/v1/feeds", nil, nil, &resp, &raw); err != nil {
-		return fail(stderr, "feeds", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/feeds", nil, nil, &resp); done {
+		return code
 	}
 	if len(resp.Feeds) == 0 {
 		fmt.Fprintln(stdout, "no feeds configured")
@@ -98,23 +86,17 @@ func runFeeds(args []string, stdout, stderr io.Writer) int {
 }
 
 func feedsItems(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("feeds items", "NAME", "Lists the newest items the daemon kept from a feed, newest first.", stderr)
-	cf.register(fs)
-	limit := fs.Int("limit", 0, "at most this many items (0: every item kept)")
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("feeds items", "NAME", "Lists the newest items the daemon kept from a feed, newest first.", stdout, stderr)
+	limit := cmd.fs.Int("limit", 0, "at most this many items (0: every item kept)")
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one feed name")
+		return cmd.usageError("needs exactly one feed name")
 	}
 	if *limit < 0 {
-		return usageError(stderr, fs, "--limit must not be negative")
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("--limit must not be negative")
 	}
 	q := url.Values{}
 	if *limit > 0 {
@@ -127,13 +109,8 @@ func feedsItems(args []string, stdout, stderr io.Writer) int {
 			Size      int64     `json:"size"`
 		} `json:"items"`
 	}
-	var raw []byte
-	if err := c.do(context.Background(), "GET", "/v1/feeds/"+url.PathEscape(pos[0])+"/items", q, nil, &resp, &raw); err != nil {
-		return fail(stderr, "feeds items", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/feeds/"+url.PathEscape(pos[0])+"/items", q, nil, &resp); done {
+		return code
 	}
 	rows := make([][]string, 0, len(resp.Items))
 	for _, it := range resp.Items {
@@ -144,31 +121,20 @@ func feedsItems(args []string, stdout, stderr io.Writer) int {
 }
 
 func feedsReset(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("feeds reset", "NAME", "Forgets a feed's stored position and the ids it handed out: its next sync reads the head page only, as a first sync does.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("feeds reset", "NAME", "Forgets a feed's stored position and the ids it handed out: its next sync reads the head page only, as a first sync does.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one feed name")
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("needs exactly one feed name")
 	}
 	var resp struct {
 		Name        string `json:"name"`
 		HadPosition bool   `json:"had_position"`
 	}
-	var raw []byte
-	if err := c.do(context.Background(), "POST", "/v1/feeds/"+url.PathEscape(pos[0])+"/reset", nil, nil, &resp, &raw); err != nil {
-		return fail(stderr, "feeds reset", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("POST", "/v1/feeds/"+url.PathEscape(pos[0])+"/reset", nil, nil, &resp); done {
+		return code
 	}
 	if resp.HadPosition {
 		fmt.Fprintf(stdout, "reset %s: its next sync starts at the head\n", resp.Name)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"io"
 	"net/url"
 	"strconv"
@@ -26,33 +25,21 @@ type hostJSON struct {
 }
 
 func runHosts(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("hosts", "[NAME]", "Lists the hosts a running daemon tracks, or shows one host by NAME.", stderr)
-	cf.register(fs)
-	view := fs.String("view", "all", "which hosts: healthy, available, unhealthy, backoff or all")
-	limit := fs.Int("limit", 100, "most hosts to list (1 to 1000)")
-	after := fs.String("after", "", "list hosts after this `name` (the next page)")
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("hosts", "[NAME]", "Lists the hosts a running daemon tracks, or shows one host by NAME.", stdout, stderr)
+	view := cmd.fs.String("view", "all", "which hosts: healthy, available, unhealthy, backoff or all")
+	limit := cmd.fs.Int("limit", 100, "most hosts to list (1 to 1000)")
+	after := cmd.fs.String("after", "", "list hosts after this `name` (the next page)")
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 1 {
-		return usageError(stderr, fs, "takes at most one host name")
+		return cmd.usageError("takes at most one host name")
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
-	}
-	var raw []byte
-	ctx := context.Background()
 	if len(pos) == 1 {
 		var h hostJSON
-		if err := c.do(ctx, "GET", "/v1/hosts/"+url.PathEscape(pos[0]), nil, nil, &h, &raw); err != nil {
-			return fail(stderr, "hosts", err)
-		}
-		if cf.json {
-			printRaw(stdout, raw)
-			return ExitOK
+		if code, done := cmd.fetch("GET", "/v1/hosts/"+url.PathEscape(pos[0]), nil, nil, &h); done {
+			return code
 		}
 		printHosts(stdout, []hostJSON{h})
 		return ExitOK
@@ -65,12 +52,8 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 		Hosts []hostJSON `json:"hosts"`
 		Next  string     `json:"next"`
 	}
-	if err := c.do(ctx, "GET", "/v1/hosts", q, nil, &list, &raw); err != nil {
-		return fail(stderr, "hosts", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/hosts", q, nil, &list); done {
+		return code
 	}
 	printHosts(stdout, list.Hosts)
 	if list.Next != "" {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -84,42 +83,37 @@ func runItems(args []string, stdout, stderr io.Writer) int {
 }
 
 func itemsAdd(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("items add", "ID...", "Adds work items. An id that is already queued keeps its state and history; a higher priority is taken over.", stderr)
-	cf.register(fs)
+	cmd := newDaemonCommand("items add", "ID...", "Adds work items. An id that is already queued keeps its state and history; a higher priority is taken over.", stdout, stderr)
+	fs := cmd.fs
 	prio := fs.Int("priority", 0, "priority of the new items; higher is claimed first")
 	payload := fs.String("payload", "", "payload `text` handed back with every lease")
 	payloadFile := fs.String("payload-file", "", "read the payload from this `file` (- for standard input)")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) == 0 {
-		return usageError(stderr, fs, "needs at least one item id")
+		return cmd.usageError("needs at least one item id")
 	}
 	if *payload != "" && *payloadFile != "" {
-		return usageError(stderr, fs, "give --payload or --payload-file, not both")
+		return cmd.usageError("give --payload or --payload-file, not both")
 	}
 	var data []byte
 	switch {
 	case *payloadFile == "-":
 		b, err := io.ReadAll(os.Stdin)
 		if err != nil {
-			return fail(stderr, "items add", err)
+			return cmd.fail(err)
 		}
 		data = b
 	case *payloadFile != "":
 		b, err := os.ReadFile(*payloadFile)
 		if err != nil {
-			return fail(stderr, "items add", err)
+			return cmd.fail(err)
 		}
 		data = b
 	default:
 		data = []byte(*payload)
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
 	}
 	type item struct {
 		ID       string `json:"id"`
@@ -137,50 +131,34 @@ func itemsAdd(args []string, stdout, stderr io.Writer) int {
 		Added    int `json:"added"`
 		Existing int `json:"existing"`
 	}
-	var raw []byte
-	if err := c.do(context.Background(), "POST", "/v1/items", nil, map[string]any{"items": items}, &res, &raw); err != nil {
-		return fail(stderr, "items add", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("POST", "/v1/items", nil, map[string]any{"items": items}, &res); done {
+		return code
 	}
 	fmt.Fprintf(stdout, "added %d, already queued %d\n", res.Added, res.Existing)
 	return ExitOK
 }
 
 func itemsClaim(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("items claim", "", "Leases up to --n due items, highest priority first. Settle each with succeed, fail or release before its lease ends.", stderr)
-	cf.register(fs)
-	n := fs.Int("n", 10, "most items to claim (1 to 1000)")
-	lease := fs.Duration("lease", 30*time.Second, "how long each item is held")
-	worker := fs.String("worker", "", "worker `name` shown by get")
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("items claim", "", "Leases up to --n due items, highest priority first. Settle each with succeed, fail or release before its lease ends.", stdout, stderr)
+	n := cmd.fs.Int("n", 10, "most items to claim (1 to 1000)")
+	lease := cmd.fs.Duration("lease", 30*time.Second, "how long each item is held")
+	worker := cmd.fs.String("worker", "", "worker `name` shown by get")
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "takes no arguments")
+		return cmd.usageError("takes no arguments")
 	}
 	if *lease <= 0 {
-		return usageError(stderr, fs, "--lease must be positive")
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("--lease must be positive")
 	}
 	var res struct {
 		Leases []leaseJSON `json:"leases"`
 	}
-	var raw []byte
 	body := map[string]any{"n": *n, "lease_seconds": lease.Seconds(), "worker": *worker}
-	if err := c.do(context.Background(), "POST", "/v1/items/claim", nil, body, &res, &raw); err != nil {
-		return fail(stderr, "items claim", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("POST", "/v1/items/claim", nil, body, &res); done {
+		return code
 	}
 	rows := make([][]string, 0, len(res.Leases))
 	for _, l := range res.Leases {
@@ -191,28 +169,17 @@ func itemsClaim(args []string, stdout, stderr io.Writer) int {
 }
 
 func itemsStats(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("items stats", "", "Counts the retry queue's items by state and by the failure class they wait after.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("items stats", "", "Counts the retry queue's items by state and by the failure class they wait after.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "takes no arguments")
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("takes no arguments")
 	}
 	var st statsJSON
-	var raw []byte
-	if err := c.do(context.Background(), "GET", "/v1/items/stats", nil, nil, &st, &raw); err != nil {
-		return fail(stderr, "items stats", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/items/stats", nil, nil, &st); done {
+		return code
 	}
 	fmt.Fprintf(stdout, "%d items, %d due now\n", st.Total, st.DueNow)
 	printStats(stdout, &st)
@@ -220,28 +187,17 @@ func itemsStats(args []string, stdout, stderr io.Writer) int {
 }
 
 func itemsGet(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("items get", "ID", "Shows one item.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("items get", "ID", "Shows one item.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one item id")
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("needs exactly one item id")
 	}
 	var it itemJSON
-	var raw []byte
-	if err := c.do(context.Background(), "GET", "/v1/items/"+url.PathEscape(pos[0]), nil, nil, &it, &raw); err != nil {
-		return fail(stderr, "items get", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/items/"+url.PathEscape(pos[0]), nil, nil, &it); done {
+		return code
 	}
 	printItem(stdout, it)
 	return ExitOK
@@ -257,20 +213,19 @@ func printItem(w io.Writer, it itemJSON) {
 }
 
 func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("items "+op, "ID", "Settles, extends or observes one item (see 'hostguard items --help').", stderr)
-	cf.register(fs)
+	cmd := newDaemonCommand("items "+op, "ID", "Settles, extends or observes one item (see 'hostguard items --help').", stdout, stderr)
+	fs := cmd.fs
 	lease := fs.String("lease", "", "the lease `token` claim returned (succeed, fail, release, extend)")
 	class := fs.String("class", "", "why the attempt failed (fail)")
 	note := fs.String("note", "", "a short note kept in the item's history (fail)")
 	extend := fs.Duration("for", 0, "new lease length from now (extend)")
 	boost := fs.Int("boost", 0, "how much to raise the priority (observe; 0 means the daemon's step)")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one item id")
+		return cmd.usageError("needs exactly one item id")
 	}
 	body := map[string]any{}
 	switch op {
@@ -280,14 +235,14 @@ func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
 		}
 	default:
 		if *lease == "" {
-			return usageError(stderr, fs, "--lease is required")
+			return cmd.usageError("--lease is required")
 		}
 		body["lease"] = *lease
 	}
 	switch op {
 	case "fail":
 		if *class == "" {
-			return usageError(stderr, fs, "--class is required")
+			return cmd.usageError("--class is required")
 		}
 		body["class"] = *class
 		if *note != "" {
@@ -295,20 +250,16 @@ func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
 		}
 	case "extend":
 		if *extend <= 0 {
-			return usageError(stderr, fs, "--for must be a positive duration")
+			return cmd.usageError("--for must be a positive duration")
 		}
 		body["lease_seconds"] = extend.Seconds()
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
-	}
-	var raw []byte
 	var it itemJSON
-	if err := c.do(context.Background(), "POST", "/v1/items/"+url.PathEscape(pos[0])+"/"+op, nil, body, &it, &raw); err != nil {
-		return fail(stderr, "items "+op, err)
+	raw, code, ok := cmd.call("POST", "/v1/items/"+url.PathEscape(pos[0])+"/"+op, nil, body, &it)
+	if !ok {
+		return code
 	}
-	if cf.json || op == "extend" || op == "observe" {
+	if cmd.flags.json || op == "extend" || op == "observe" {
 		printRaw(stdout, raw)
 		return ExitOK
 	}

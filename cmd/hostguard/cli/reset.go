@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 
@@ -13,28 +12,22 @@ func init() {
 }
 
 func runReset(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("reset", "URL", "Resets the connectivity guard of URL's endpoint (its origin) in a running daemon. Only the origin is used; the rest of the URL is neither sent in a log line nor printed.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("reset", "URL", "Resets the connectivity guard of URL's endpoint (its origin) in a running daemon. Only the origin is used; the rest of the URL is neither sent in a log line nor printed.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, fs, "needs exactly one URL")
+		return cmd.usageError("needs exactly one URL")
 	}
 	key, err := guard.Key(pos[0])
 	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("%v", err)
 	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+	if _, code, ok := cmd.call("POST", "/v1/guard/reset", nil, map[string]string{"url": pos[0]}, nil); !ok {
+		return code
 	}
-	if err := c.do(context.Background(), "POST", "/v1/guard/reset", nil, map[string]string{"url": pos[0]}, nil, nil); err != nil {
-		return fail(stderr, "reset", err)
-	}
-	if cf.json {
+	if cmd.flags.json {
 		fmt.Fprintf(stdout, "{\"endpoint\":%q}\n", key)
 		return ExitOK
 	}

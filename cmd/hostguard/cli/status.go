@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -58,28 +57,17 @@ type statsJSON struct {
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	var cf clientFlags
-	fs := newFlagSet("status", "", "Shows what a running daemon holds: endpoints that are not closed, hosts in backoff, and retry queue counts.", stderr)
-	cf.register(fs)
-	pos, code, ok := parseFlags(fs, args)
+	cmd := newDaemonCommand("status", "", "Shows what a running daemon holds: endpoints that are not closed, hosts in backoff, and retry queue counts.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return usageError(stderr, fs, "takes no arguments")
-	}
-	c, err := cf.client()
-	if err != nil {
-		return usageError(stderr, fs, "%v", err)
+		return cmd.usageError("takes no arguments")
 	}
 	var st statusJSON
-	var raw []byte
-	if err := c.do(context.Background(), "GET", "/v1/status", nil, nil, &st, &raw); err != nil {
-		return fail(stderr, "status", err)
-	}
-	if cf.json {
-		printRaw(stdout, raw)
-		return ExitOK
+	if code, done := cmd.fetch("GET", "/v1/status", nil, nil, &st); done {
+		return code
 	}
 	g := st.Guard
 	fmt.Fprintf(stdout, "endpoints: %d known, %d open, %d half-open; %d remote tickets out\n",
