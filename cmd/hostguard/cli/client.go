@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -269,16 +267,6 @@ func usageError(stderr io.Writer, fs *flag.FlagSet, format string, args ...any) 
 	return ExitUsage
 }
 
-// table prints rows aligned in columns for people.
-func table(w io.Writer, header []string, rows [][]string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	_ = tw.Flush()
-}
-
 // printRaw writes the daemon's JSON answer for --json, one value a line.
 func printRaw(w io.Writer, b []byte) {
 	b = bytes.TrimSpace(b)
@@ -288,13 +276,3 @@ func printRaw(w io.Writer, b []byte) {
 	w.Write(b)
 	fmt.Fprintln(w)
 }
-
-// seconds formats a count of seconds for a table cell.
-func seconds(s float64) string {
-	if s <= 0 {
-		return "-"
-	}
-	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"time"
 )
 
 func init() {
@@ -138,18 +137,4 @@ func printStats(w io.Writer, it *statsJSON) {
 		fmt.Fprintln(w)
 		table(w, []string{"WAITING AFTER", "ITEMS"}, rows)
 	}
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05")
 }
