@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 // One source with a 100-request daily limit at the normal share: an
@@ -437,7 +438,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 
 func TestConfigValidationNamesTheField(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	tests := []struct {
 		cfg  budget.Config
 		want string

@@ -2,12 +2,12 @@ package budget_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"go.uber.org/goleak"
 )
@@ -16,16 +16,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // noon is a fixed test time in the middle of a UTC day.
 var noon = time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
-
-func openStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 type fixture struct {
 	st    *sqlite.Store
@@ -37,7 +27,7 @@ type fixture struct {
 // noon. cfg.Now is filled in.
 func setup(t *testing.T, cfg budget.Config) *fixture {
 	t.Helper()
-	f := &fixture{st: openStore(t), clock: clocktest.New(noon)}
+	f := &fixture{st: sqlitetest.Open(t), clock: clocktest.New(noon)}
 	cfg.Now = f.clock.Now
 	b, err := budget.New(f.st, cfg)
 	if err != nil {

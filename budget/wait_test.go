@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 // signalStore tells a test when an admission has reached the store.
@@ -80,7 +81,7 @@ func TestWaitSleepsUntilItsSlot(t *testing.T) {
 	const pace = 50 * time.Millisecond
 	// A real clock here: the test checks that Wait returns no earlier than
 	// its slot.
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(pace)}})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +135,7 @@ func TestWaitRefusesASlotPastItsDeadline(t *testing.T) {
 
 func TestCancelledWaitGivesItsAdmissionBack(t *testing.T) {
 	t.Parallel()
-	st := &signalStore{Store: openStore(t), admitted: make(chan budget.StoreAdmitResult, 8)}
+	st := &signalStore{Store: sqlitetest.Open(t), admitted: make(chan budget.StoreAdmitResult, 8)}
 	clk := clocktest.New(noon)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(time.Hour)}, Now: clk.Now})
 	if err != nil {
@@ -188,7 +189,7 @@ func TestCancelledWaitGivesItsAdmissionBack(t *testing.T) {
 
 func TestCancelledWaitLeavesAGapBehindLaterWaiters(t *testing.T) {
 	t.Parallel()
-	st := &signalStore{Store: openStore(t), admitted: make(chan budget.StoreAdmitResult, 8)}
+	st := &signalStore{Store: sqlitetest.Open(t), admitted: make(chan budget.StoreAdmitResult, 8)}
 	clk := clocktest.New(noon)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(time.Hour)}, Now: clk.Now})
 	if err != nil {

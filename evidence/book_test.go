@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 func TestPositiveExpiresAfterTTL(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	b := newBook(t, openStore(t), evidence.Config{Fingerprint: "p1", Now: clk.Now})
+	b := newBook(t, sqlitetest.Open(t), evidence.Config{Fingerprint: "p1", Now: clk.Now})
 	if err := b.Record(ctx(t), evidence.Check{Source: "idx", Subject: "m1", Verdict: evidence.Available}); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestPositiveExpiresAfterTTL(t *testing.T) {
 func TestNegativeExpiresAfterNegativeTTL(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	b := newBook(t, openStore(t), evidence.Config{Now: clk.Now, NegativeTTL: time.Hour})
+	b := newBook(t, sqlitetest.Open(t), evidence.Config{Now: clk.Now, NegativeTTL: time.Hour})
 	if err := b.Record(ctx(t), evidence.Check{Source: "idx", Subject: "m1", Verdict: evidence.Unavailable}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestNegativeExpiresAfterNegativeTTL(t *testing.T) {
 
 func TestOtherFingerprintDoesNotSeeVerdict(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	clk := newClock()
 	p1 := newBook(t, st, evidence.Config{Fingerprint: evidence.Fingerprint("profile-a", "en"), Now: clk.Now})
 	p2 := newBook(t, st, evidence.Config{Fingerprint: evidence.Fingerprint("profile-a", "de"), Now: clk.Now})
@@ -81,7 +82,7 @@ func TestOtherFingerprintDoesNotSeeVerdict(t *testing.T) {
 
 func TestInvalidatePolicyDropsOldPositives(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	clk := newClock()
 	b := newBook(t, st, evidence.Config{Fingerprint: "old", Now: clk.Now})
 	for _, c := range []evidence.Check{
@@ -158,7 +159,7 @@ func TestSummarize(t *testing.T) {
 		}, evidence.Unavailable, 0, 1},
 		{"only expired positives", []rec{{"a", evidence.Available, "", 6 * time.Hour}}, evidence.Unknown, 0, 0},
 	}
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			clk := newClock()
@@ -196,7 +197,7 @@ func TestSummarize(t *testing.T) {
 func TestTimeoutKeepsEarlierVerdict(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	b := newBook(t, openStore(t), evidence.Config{Now: clk.Now})
+	b := newBook(t, sqlitetest.Open(t), evidence.Config{Now: clk.Now})
 	if err := b.Record(ctx(t), evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unavailable}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestTimeoutKeepsEarlierVerdict(t *testing.T) {
 
 func TestBadInputChangesNothing(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	b := newBook(t, st, evidence.Config{})
 	long := strings.Repeat("x", 2000)
 	cases := []struct {
@@ -253,7 +254,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 
 func TestCapPrunesOldest(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	clk := newClock()
 	b := newBook(t, st, evidence.Config{MaxRows: 5, Now: clk.Now})
 	for i := range 20 {
@@ -283,7 +284,7 @@ func TestCapPrunesOldest(t *testing.T) {
 
 func TestPruneManyBatches(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	clk := newClock()
 	big := newBook(t, st, evidence.Config{MaxRows: 5000, Now: clk.Now})
 	for i := range 650 {
@@ -303,7 +304,7 @@ func TestPruneManyBatches(t *testing.T) {
 
 func TestClosedBook(t *testing.T) {
 	t.Parallel()
-	b, err := evidence.New(openStore(t), evidence.Config{})
+	b, err := evidence.New(sqlitetest.Open(t), evidence.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

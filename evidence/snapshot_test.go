@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 // gatedStore wraps a real store; EvidenceSummaries (the snapshot refresh)
@@ -23,7 +24,7 @@ type gatedStore struct {
 }
 
 func newGated(t *testing.T) *gatedStore {
-	return &gatedStore{Store: openStore(t), started: make(chan struct{}, 16), gate: make(chan struct{})}
+	return &gatedStore{Store: sqlitetest.Open(t), started: make(chan struct{}, 16), gate: make(chan struct{})}
 }
 
 func (g *gatedStore) EvidenceSummaries(ctx context.Context, p evidence.SummariesParams) ([]evidence.SummaryRow, error) {

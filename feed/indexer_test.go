@@ -11,6 +11,7 @@ import (
 	"github.com/hostguard/hostguard/feed/newznab"
 	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/fakeindexer"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -54,7 +55,7 @@ func TestIndexerSteadyStateIsOnePagePerSync(t *testing.T) {
 		x := newIndexer(t, fakeindexer.Options{Torznab: torznab})
 		clk := newClock()
 		x.Publish(300, clk.Now())
-		s := newSyncer(t, openStore(t), feed.Config{Now: clk.Now})
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{Now: clk.Now})
 		src := indexerClient(t, x, nil)
 		res, err := s.Sync(ctx(t), "fake", src)
 		if err != nil || len(res.Items) != 100 || res.Pages != 1 {
@@ -91,7 +92,7 @@ func TestIndexerBurstOf250(t *testing.T) {
 	x := newIndexer(t, fakeindexer.Options{})
 	clk := newClock()
 	x.Publish(40, clk.Now())
-	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 2, Now: clk.Now})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 2, Now: clk.Now})
 	src := indexerClient(t, x, nil)
 	if _, err := s.Sync(ctx(t), "fake", src); err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestIndexerBurstOf250(t *testing.T) {
 
 func TestIndexerFailingPageLeavesCursor(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	x := newIndexer(t, fakeindexer.Options{})
 	clk := newClock()
 	x.Publish(20, clk.Now())
@@ -180,7 +181,7 @@ func newBudget(t *testing.T, st *sqlite.Store, clk *clocktest.Clock, limit int64
 // finished the next UTC day.
 func TestIndexerBudgetExhaustedMidGapResumesNextDay(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	clk := newClock() // 10:00 UTC
 	b := newBudget(t, st, clk, 30)
 	x := newIndexer(t, fakeindexer.Options{MaxLimit: 10})
@@ -230,7 +231,7 @@ func TestIndexerBudgetExhaustedMidGapResumesNextDay(t *testing.T) {
 // is asked until the next UTC day.
 func TestIndexerAPILimitReachedStopsForTheDay(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	clk := newClock()
 	b := newBudget(t, st, clk, 1000)
 	x := newIndexer(t, fakeindexer.Options{APIMax: 4})

@@ -3,7 +3,6 @@ package feed_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,23 +11,13 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 	"github.com/hostguard/hostguard/leader"
-	"github.com/hostguard/hostguard/store/sqlite"
 )
 
 // The loop tests run in a synctest bubble: time.Now and the loop's timers
 // are fake and jump ahead whenever every goroutine waits, so hours of
 // polling take milliseconds.
-
-func bubbleStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // timedSource records when (on the bubble's clock) each page was asked for.
 type timedSource struct {
@@ -94,7 +83,7 @@ func TestLoopPollsEachFeedAtItsInterval(t *testing.T) {
 		a, b := newTimed(10), newTimed(10)
 		a.publish(5)
 		b.publish(5)
-		s := newSyncer(t, bubbleStore(t), feed.Config{})
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 		l, err := feed.NewLoop(feed.LoopConfig{
 			Syncer:    s,
 			Feeds:     []feed.LoopFeed{{Name: "a", Source: a}, {Name: "b", Source: b}},
@@ -131,7 +120,7 @@ func TestLoopResumesGapsBetweenPolls(t *testing.T) {
 		src.publish(10)
 		var mu sync.Mutex
 		got := newTally(t)
-		s := newSyncer(t, bubbleStore(t), feed.Config{MaxPages: 2})
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 2})
 		l, err := feed.NewLoop(feed.LoopConfig{
 			Syncer: s, Feeds: []feed.LoopFeed{{Name: "f", Source: src}},
 			OnItems: func(_ context.Context, name string, items []feed.Item) {
@@ -199,7 +188,7 @@ func TestLoopRefusedGapWaitsForTheReset(t *testing.T) {
 		src := newTimed(10)
 		src.publish(10)
 		gate := &refusingGate{}
-		s := newSyncer(t, bubbleStore(t), feed.Config{MaxPages: 3, Admitter: gate})
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 3, Admitter: gate})
 		l, err := feed.NewLoop(feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "f", Source: src}}})
 		if err != nil {
 			t.Fatal(err)
@@ -248,7 +237,7 @@ func TestLoopBacksOffAfterFailures(t *testing.T) {
 		src := newTimed(10)
 		src.publish(3)
 		src.fail = fmt.Errorf("indexer down")
-		s := newSyncer(t, bubbleStore(t), feed.Config{})
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 		l, err := feed.NewLoop(feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "f", Source: src}}, Logger: discardLogger()})
 		if err != nil {
 			t.Fatal(err)
@@ -323,7 +312,7 @@ func TestLoopPollsOnlyWhileLeading(t *testing.T) {
 		src := newTimed(10)
 		src.publish(3)
 		el := newSwitch()
-		s := newSyncer(t, bubbleStore(t), feed.Config{})
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 		l, err := feed.NewLoop(feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "f", Source: src}}, Elector: el, Logger: discardLogger()})
 		if err != nil {
 			t.Fatal(err)
@@ -354,7 +343,7 @@ func TestLoopPollsOnlyWhileLeading(t *testing.T) {
 
 func TestLoopWithSQLiteLeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := bubbleStore(t)
+		st := sqlitetest.Open(t)
 		el, err := leader.New(st, leader.Config{Logger: discardLogger()})
 		if err != nil {
 			t.Fatal(err)
@@ -379,7 +368,7 @@ func TestLoopWithSQLiteLeader(t *testing.T) {
 
 func TestLoopConfigErrors(t *testing.T) {
 	t.Parallel()
-	s := newSyncer(t, openStore(t), feed.Config{})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 	src := newList(1)
 	cases := []struct {
 		cfg  feed.LoopConfig
@@ -403,7 +392,7 @@ func TestLoopRunLeadingInsideAnotherElection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newTimed(10)
 		src.publish(4)
-		l, err := feed.NewLoop(feed.LoopConfig{Syncer: newSyncer(t, bubbleStore(t), feed.Config{}), Feeds: []feed.LoopFeed{{Name: "f", Source: src}}})
+		l, err := feed.NewLoop(feed.LoopConfig{Syncer: newSyncer(t, sqlitetest.Open(t), feed.Config{}), Feeds: []feed.LoopFeed{{Name: "f", Source: src}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/internal/clocktest"
-	"github.com/hostguard/hostguard/store/sqlite"
 	"go.uber.org/goleak"
 )
 
@@ -21,16 +19,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newClock returns a fake clock at 10:00 UTC.
 func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)) }
-
-func openStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func newSyncer(t *testing.T, st feed.Store, cfg feed.Config) *feed.Syncer {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 // TestRandomHistories drives a feed through random bursts, take-downs,
@@ -26,7 +27,7 @@ func TestRandomHistories(t *testing.T) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(seed, 42))
-			st := openStore(t)
+			st := sqlitetest.Open(t)
 			src := newList(5 + rng.IntN(60))
 			src.coarse = seed%2 == 1
 			refuse := false

@@ -12,13 +12,14 @@ import (
 
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 func TestFirstSyncReadsTheHeadOnly(t *testing.T) {
 	t.Parallel()
 	src := newList(100)
 	src.publish(450)
-	s := newSyncer(t, openStore(t), feed.Config{})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 	res, err := s.Sync(ctx(t), "idx", src)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestFirstSyncCatchUp(t *testing.T) {
 	t.Parallel()
 	src := newList(100)
 	src.publish(450)
-	s := newSyncer(t, openStore(t), feed.Config{CatchUp: 2})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{CatchUp: 2})
 	res, err := s.Sync(ctx(t), "idx", src)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestBurstIsCaughtUpAcrossCalls(t *testing.T) {
 	t.Parallel()
 	src := newList(100)
 	src.publish(120)
-	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 2})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 2})
 	got := newTally(t)
 	res, err := s.Sync(ctx(t), "idx", src)
 	if err != nil {
@@ -124,7 +125,7 @@ func TestBurstIsCaughtUpAcrossCalls(t *testing.T) {
 
 func TestFailedPageLeavesTheCursor(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	src := newList(50)
 	src.publish(60)
 	s := newSyncer(t, st, feed.Config{MaxPages: 10})
@@ -207,7 +208,7 @@ func TestExhaustedAllowanceResumesNextDay(t *testing.T) {
 	src := newList(100)
 	src.publish(30)
 	gate := &dailyGate{clk: clk, perDay: 3}
-	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 10, Admitter: gate, Now: clk.Now})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 10, Admitter: gate, Now: clk.Now})
 	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestResumeReadsGapsOnly(t *testing.T) {
 	})
 	src := newList(100)
 	src.publish(10)
-	s := newSyncer(t, openStore(t), feed.Config{MaxPages: 2, Admitter: gate})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 2, Admitter: gate})
 	if res, err := s.Resume(ctx(t), "idx", src); err != nil || res.Stop != feed.StopNoGap || res.Pages != 0 {
 		t.Fatalf("resume of a new feed: %+v, %v", res, err)
 	}
@@ -310,7 +311,7 @@ func TestTakenDownHeadFallsBackToTime(t *testing.T) {
 	t.Parallel()
 	src := newList(20)
 	first := src.publish(30)
-	s := newSyncer(t, openStore(t), feed.Config{})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestTakenDownHeadFallsBackToTime(t *testing.T) {
 
 func TestConcurrentSyncConflicts(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	src := newList(10)
 	src.publish(10)
 	a := newSyncer(t, st, feed.Config{})
@@ -363,7 +364,7 @@ func TestSourceExhaustionIsPassedOn(t *testing.T) {
 	src := newList(10)
 	src.publish(10)
 	m := &markingGate{}
-	s := newSyncer(t, openStore(t), feed.Config{Admitter: m})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{Admitter: m})
 	if _, err := s.Sync(ctx(t), "idx", src); err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestStatusAndReset(t *testing.T) {
 	clk := newClock()
 	src := newList(10)
 	src.publish(15)
-	s := newSyncer(t, openStore(t), feed.Config{Now: clk.Now})
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{Now: clk.Now})
 	if st, err := s.Status(ctx(t), "idx"); err != nil || st.Synced {
 		t.Fatalf("status before any sync: %+v, %v", st, err)
 	}
@@ -428,7 +429,7 @@ func TestStatusAndReset(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := sqlitetest.Open(t)
 	s := newSyncer(t, st, feed.Config{})
 	if _, err := s.Sync(ctx(t), "", newList(1)); err == nil || !strings.Contains(err.Error(), "feed: empty feed name") {
 		t.Errorf("empty name: %v", err)

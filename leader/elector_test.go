@@ -5,28 +5,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/store/postgres"
-	"github.com/hostguard/hostguard/store/sqlite"
 	"github.com/hostguard/hostguard/store/storetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-func sqliteStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func postgresStore(t *testing.T) *postgres.Store {
 	t.Helper()
@@ -40,7 +29,7 @@ func postgresStore(t *testing.T) *postgres.Store {
 
 func TestSingleNodeLeadsAtOnceAndStopsOnCancel(t *testing.T) {
 	t.Parallel()
-	el, err := leader.New(sqliteStore(t), leader.Config{Logger: quiet})
+	el, err := leader.New(sqlitetest.Open(t), leader.Config{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +68,7 @@ func TestRunReturnsWhenTheWorkEnds(t *testing.T) {
 		name string
 		st   func(t *testing.T) leader.Store
 	}{
-		{"sqlite", func(t *testing.T) leader.Store { return sqliteStore(t) }},
+		{"sqlite", func(t *testing.T) leader.Store { return sqlitetest.Open(t) }},
 		{"postgres", func(t *testing.T) leader.Store { return postgresStore(t) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,7 +110,7 @@ func TestRunReturnsWhenTheWorkEnds(t *testing.T) {
 
 func TestRunWithoutWork(t *testing.T) {
 	t.Parallel()
-	el, _ := leader.New(sqliteStore(t), leader.Config{Logger: quiet})
+	el, _ := leader.New(sqlitetest.Open(t), leader.Config{Logger: quiet})
 	if err := el.Run(context.Background(), nil); err == nil {
 		t.Fatal("Run(nil) accepted")
 	}
@@ -135,7 +124,7 @@ func TestRunWithoutWork(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	st := sqliteStore(t)
+	st := sqlitetest.Open(t)
 	tests := []struct {
 		cfg  leader.Config
 		want string

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/internal/faulthost"
-	"github.com/hostguard/hostguard/store/sqlite"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 const testAPIKey = "k3y-0f-the-acc0unt"
@@ -198,7 +197,7 @@ func TestFeedConfigErrors(t *testing.T) {
 		{"too many kept", Feed{Name: "a", URL: "http://127.0.0.1:1/api", KeepItems: maxKeepItems + 1}, "Feeds[0].KeepItems"},
 		{"bad source name", Feed{Name: " a", URL: "http://127.0.0.1:1/api"}, "Feeds[0].Name"},
 	}
-	st := testStore(t)
+	st := sqlitetest.Open(t)
 	newTestBudget := func(t *testing.T) *budget.Budget {
 		b, err := budget.New(st, budget.Config{})
 		if err != nil {
@@ -226,17 +225,6 @@ func TestFeedConfigErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Feeds[1].Name") {
 		t.Fatalf("a name used twice: %v", err)
 	}
-}
-
-// testStore is a fresh SQLite store, closed when the test ends.
-func testStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 // TestFailingFeedNeverShowsTheKey: a dead indexer's error travels to the
