@@ -38,6 +38,9 @@ type Result struct {
 	Policy   string
 	Wall     time.Duration // start to the last worker's finish, or Limit
 	Complete bool          // every worker finished within Limit
+	// Finish is, for each worker, the time from the start to the end of
+	// its last session (Limit if it did not finish).
+	Finish   []time.Duration
 	Requests []Request
 	FanOuts  []FanOut
 }
@@ -86,6 +89,7 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 		reqs []Request
 		fans []FanOut
 		done bool
+		end  time.Duration
 	}
 	records := make([]record, len(p.Workers))
 	var wg sync.WaitGroup
@@ -103,6 +107,7 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 				}
 			}
 			rec.done = true
+			rec.end = time.Since(start)
 		})
 	}
 	wg.Wait()
@@ -111,6 +116,10 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 		res.Requests = append(res.Requests, rec.reqs...)
 		res.FanOuts = append(res.FanOuts, rec.fans...)
 		res.Complete = res.Complete && rec.done
+		if !rec.done {
+			rec.end = p.Config.Limit
+		}
+		res.Finish = append(res.Finish, rec.end)
 	}
 	if !res.Complete {
 		res.Wall = p.Config.Limit

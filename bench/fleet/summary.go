@@ -11,6 +11,9 @@ type Summary struct {
 	Policy   string
 	Wall     time.Duration
 	Complete bool
+	// MeanFinish is the workers' mean time to finish their sessions. Unlike
+	// Wall, which is the slowest worker's, every worker's waiting counts.
+	MeanFinish time.Duration
 	// Requests is the workload's size; Sent went to the network.
 	Requests, Sent int
 	// SentToDown counts requests sent while their host was down.
@@ -37,6 +40,9 @@ type Summary struct {
 // Summarize computes a run's figures against its plan.
 func Summarize(p *Plan, r *Result) Summary {
 	s := Summary{Policy: r.Policy, Wall: r.Wall, Complete: r.Complete, Requests: p.Requests(), FalseRefusals: map[Kind]int{}}
+	for _, f := range r.Finish {
+		s.MeanFinish += f / time.Duration(len(r.Finish))
+	}
 	perHost := make([][]Request, len(p.Hosts))
 	for _, q := range r.Requests {
 		perHost[q.Host] = append(perHost[q.Host], q)

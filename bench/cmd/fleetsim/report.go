@@ -30,8 +30,8 @@ func report(w io.Writer, opts options, s *sims) error {
 	fmt.Fprintf(&b, "Fleet: %s. Workload: %d workers × %d sessions, %d requests in all. T = %v (stands for 30 s). %d rounds; every figure is the median over rounds.\n\n",
 		strings.Join(mix, ", "), p.Config.Workers, p.Config.Sessions, p.Requests(), t, opts.rounds)
 
-	b.WriteString("| policy | wall (s), median (min–max) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | complete |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---|---|---|---:|---|\n")
+	b.WriteString("| policy | mean worker finish (s) | × oracle | wall (s), median (min–max) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | complete |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---|\n")
 	oracle := s.runs["oracle"]
 	for _, pol := range opts.policies {
 		runs := s.runs[pol.Name]
@@ -39,9 +39,11 @@ func report(w io.Writer, opts options, s *sims) error {
 			continue
 		}
 		ratio := make([]float64, 0, len(runs))
+		meanRatio := make([]float64, 0, len(runs))
 		for i, r := range runs {
-			if i < len(oracle) && oracle[i].Wall > 0 {
+			if i < len(oracle) && oracle[i].Wall > 0 && oracle[i].MeanFinish > 0 {
 				ratio = append(ratio, r.Wall.Seconds()/oracle[i].Wall.Seconds())
+				meanRatio = append(meanRatio, r.MeanFinish.Seconds()/oracle[i].MeanFinish.Seconds())
 			}
 		}
 		complete := 0
@@ -53,8 +55,10 @@ func report(w io.Writer, opts options, s *sims) error {
 		fr := func(k fleet.Kind) float64 {
 			return med(runs, func(r fleet.Summary) float64 { return float64(r.FalseRefusals[k]) })
 		}
-		fmt.Fprintf(&b, "| %s | %.2f (%.2f–%.2f) | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %d/%d |\n",
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f (%.2f–%.2f) | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %d/%d |\n",
 			pol.Name,
+			med(runs, func(r fleet.Summary) float64 { return r.MeanFinish.Seconds() }),
+			median(meanRatio),
 			med(runs, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
 			extreme(runs, 0, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
 			extreme(runs, 1, func(r fleet.Summary) float64 { return r.Wall.Seconds() }),
