@@ -1,17 +1,18 @@
 package health_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/logtest"
 	"github.com/hostguard/hostguard/store/sqlite"
 	"go.uber.org/goleak"
 )
@@ -23,24 +24,13 @@ func newClock() *clocktest.Clock {
 	return clocktest.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 }
 
-// logs collects a Tracker's log lines as decoded JSON objects.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+// logs collects a Tracker's log lines; lines decodes them.
+type logs struct{ logtest.Buffer }
 
 func (l *logs) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(l.buf.Bytes()))
+	dec := json.NewDecoder(strings.NewReader(l.String()))
 	for dec.More() {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {

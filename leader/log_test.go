@@ -1,15 +1,14 @@
 package leader_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/logtest"
 	"github.com/hostguard/hostguard/leader"
 )
 
@@ -24,26 +23,9 @@ func (s *downStore) LeaderCampaign(context.Context, leader.StoreCampaignParams) 
 	return leader.Lease{}, false, errors.New("connection refused")
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 func TestAStoreOutageIsLoggedOnce(t *testing.T) {
 	t.Parallel()
-	var out syncBuffer
+	var out logtest.Buffer
 	st := &downStore{attempts: make(chan struct{})}
 	el, err := leader.New(st, leader.Config{LeaseFor: 40 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	if err != nil {

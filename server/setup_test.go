@@ -20,6 +20,7 @@ import (
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/logtest"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/sqlite"
@@ -39,26 +40,8 @@ type fixture struct {
 	proxy string // host:port of the proxy
 	clock *clocktest.Clock
 	store hostguard.Store
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	stop  func() error // ends Serve and returns its error
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // setup serves a Server whose clocks are one fake clock, with short
@@ -79,7 +62,7 @@ func setup(t *testing.T, opts ...func(*Config)) *fixture {
 func serveOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, opts ...func(*Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tracker := health.New(st, health.Config{Now: clock.Now, Logger: log})
 	sched, err := retry.New(st, retry.Config{Now: clock.Now, NoJitter: true})

@@ -1,39 +1,19 @@
 package transport_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/internal/logtest"
 	"github.com/hostguard/hostguard/transport"
 )
 
-// syncBuffer is a bytes.Buffer safe for a logger written from several
-// goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestOwnGuardLogsTransitionsOnly(t *testing.T) {
 	t.Parallel()
-	var out syncBuffer
+	var out logtest.Buffer
 	base := &http.Transport{}
 	t.Cleanup(base.CloseIdleConnections)
 	tr := transport.New(transport.Config{

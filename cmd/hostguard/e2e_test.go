@@ -14,10 +14,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/logtest"
 )
 
 // daemonProc is one running hostguard binary.
@@ -25,7 +26,7 @@ type daemonProc struct {
 	cmd   *exec.Cmd
 	api   string // http://host:port
 	proxy string // host:port
-	logs  *lockedBuffer
+	logs  *logtest.Buffer
 	done  chan struct{}
 }
 
@@ -55,7 +56,7 @@ func start(t *testing.T, bin, db string, args ...string) *daemonProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemonProc{cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
+	d := &daemonProc{cmd: cmd, logs: &logtest.Buffer{}, done: make(chan struct{})}
 	t.Cleanup(func() {
 		d.cmd.Process.Kill()
 		<-d.done
@@ -390,22 +391,4 @@ func (d *daemonProc) waitFeed(t *testing.T, cond func(feedOut) bool) feedOut {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// lockedBuffer collects a daemon's log lines while the test reads them.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
