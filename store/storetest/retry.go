@@ -683,7 +683,6 @@ func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
 			s := nodes[w%2]
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			for op := 0; op < maxOps && !stop.Load() && time.Now().Before(deadline); op++ {
-				start := e.clock.Now()
 				ls, err := s.Claim(ctx(t), retry.ClaimParams{N: 1 + rng.IntN(4), Lease: lease, Worker: fmt.Sprint("w", w)})
 				if err != nil {
 					mu.Lock()
@@ -698,7 +697,11 @@ func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
 						failures = append(failures, fmt.Sprintf("token %s granted twice", l.Token))
 					}
 					gen, _ := strconv.ParseInt(l.Token, 10, 64)
-					grants[l.Token] = &grant{id: l.ID, gen: gen, start: start, until: l.Until}
+					// The claim's own clock reading, not one taken before
+					// the call: other workers move the shared clock
+					// meanwhile, and an earlier reading would date the grant
+					// before the lease it took over had ended.
+					grants[l.Token] = &grant{id: l.ID, gen: gen, start: l.Until.Add(-lease), until: l.Until}
 				}
 				mu.Unlock()
 				for _, l := range ls {
