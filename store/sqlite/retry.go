@@ -7,89 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
-	"weak"
 
 	"github.com/hostguard/hostguard/retry"
 )
 
 // Compile-time proof that the store serves the retry scheduler.
 var _ retry.Store = (*Store)(nil)
-
-// The retry paths run a handful of statements many thousand times a
-// second, and the driver prepares a statement on every call unless it is
-// kept: preparing was a quarter of a small claim's cost. retryStatements
-// keeps them per Store. The cache is keyed by a weak pointer so that it
-// never keeps a Store alive; a cleanup closes the statements once the Store
-// is garbage.
-var retryStatements sync.Map // weak.Pointer[Store] -> *retryStmts
-
-type retryStmts struct {
-	mu sync.Mutex
-	w  map[string]*sql.Stmt // on the writer
-	r  map[string]*sql.Stmt // on the reader pool
-}
-
-// stmt returns the cached statement for query, preparing it on db first.
-// It must not be called while this goroutine holds the writer (inside
-// s.tx): preparing on the writer would wait for its only connection.
-func (s *Store) stmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
-	key := weak.Make(s)
-	v, ok := retryStatements.Load(key)
-	if !ok {
-		var loaded bool
-		v, loaded = retryStatements.LoadOrStore(key, &retryStmts{w: map[string]*sql.Stmt{}, r: map[string]*sql.Stmt{}})
-		if !loaded {
-			runtime.AddCleanup(s, func(k weak.Pointer[Store]) {
-				if v, ok := retryStatements.LoadAndDelete(k); ok {
-					v.(*retryStmts).close()
-				}
-			}, key)
-		}
-	}
-	c := v.(*retryStmts)
-	m := c.r
-	if db == s.w {
-		m = c.w
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := m[query]; st != nil {
-		return st, nil
-	}
-	st, err := db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	m[query] = st
-	return st, nil
-}
-
-// stmts prepares (or finds) every query on the writer before a transaction.
-func (s *Store) stmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
-	out := make([]*sql.Stmt, len(queries))
-	for i, q := range queries {
-		st, err := s.stmt(ctx, s.w, q)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = st
-	}
-	return out, nil
-}
-
-func (c *retryStmts) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, m := range []map[string]*sql.Stmt{c.w, c.r} {
-		for _, st := range m {
-			st.Close()
-		}
-	}
-}
 
 // RetryAdd implements retry.Store.
 func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult, error) {
@@ -418,7 +343,7 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool,
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}
-	st, err := s.stmt(ctx, s.w, retrySucceedSQL)
+	st, err := s.prepared(ctx, s.w, retrySucceedSQL)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}

@@ -199,6 +199,19 @@ func (s *Store) prepared(ctx context.Context, db *sql.DB, query string) (*sql.St
 	return st, nil
 }
 
+// stmts prepares (or finds) every query on the writer before a transaction.
+func (s *Store) stmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
+	out := make([]*sql.Stmt, len(queries))
+	for i, q := range queries {
+		st, err := s.prepared(ctx, s.w, q)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
 // micros converts t to the stored form: unix microseconds, UTC. The zero
 // time is stored as 0 so that "never" compares below every real time.
 func micros(t time.Time) int64 {
