@@ -168,6 +168,15 @@ func TestItemsBadInput(t *testing.T) {
 		{"observe unknown", "POST", itemPath("ghost", "observe"), nil, 404, "id"},
 		{"get unknown", "GET", itemPath("ghost", ""), nil, 404, "id"},
 		{"get long id", "GET", itemPath(long, ""), nil, 400, "id"},
+		{"observe batch no ids", "POST", "/v1/items/observe", `{}`, 400, "ids"},
+		{"observe batch empty id", "POST", "/v1/items/observe", `{"ids":["x",""],"add_if_missing":true}`, 400, "ids[1]"},
+		{"observe batch negative boost", "POST", "/v1/items/observe", `{"ids":["x"],"boost":-2}`, 400, "boost"},
+		{"observe batch unknown field", "POST", "/v1/items/observe", `{"ids":["x"],"lease":"1"}`, 400, "lease"},
+		{"settle no outcomes", "POST", "/v1/items/settle", `{"outcomes":[]}`, 400, "outcomes"},
+		{"settle no lease", "POST", "/v1/items/settle", `{"outcomes":[{"id":"x","op":"succeed"}]}`, 400, "outcomes[0].lease"},
+		{"settle bad op", "POST", "/v1/items/settle", map[string]any{"outcomes": []map[string]any{{"id": "x", "lease": tok, "op": "extend"}}}, 400, "outcomes[0].op"},
+		{"settle fail no class", "POST", "/v1/items/settle", map[string]any{"outcomes": []map[string]any{{"id": "x", "lease": tok, "op": "succeed"}, {"id": "x", "lease": tok, "op": "fail"}}}, 400, "outcomes[1].class"},
+		{"settle class on succeed", "POST", "/v1/items/settle", map[string]any{"outcomes": []map[string]any{{"id": "x", "lease": tok, "op": "succeed", "class": "timeout"}}}, 400, "outcomes[0].class"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,5 +198,77 @@ func TestItemsBadInput(t *testing.T) {
 	}
 	if r := f.do("POST", itemPath("x", "succeed"), map[string]any{"lease": tok}); r.status != 200 {
 		t.Fatalf("the lease was lost to bad requests: %d %s", r.status, r.body)
+	}
+}
+
+func TestItemsBatchObserveAndSettle(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "a"}, {"id": "b"}, {"id": "c"}}})
+
+	var obs struct {
+		Results []struct {
+			ID       string `json:"id"`
+			Unknown  bool   `json:"unknown"`
+			Added    bool   `json:"added"`
+			Priority int    `json:"priority"`
+		} `json:"results"`
+	}
+	decodeInto(t, f.do("POST", "/v1/items/observe", map[string]any{"ids": []string{"c", "ghost"}, "boost": 3}), &obs)
+	if len(obs.Results) != 2 || obs.Results[0].ID != "c" || obs.Results[0].Priority != 3 ||
+		!obs.Results[1].Unknown || obs.Results[1].Added {
+		t.Fatalf("observe batch: %+v", obs.Results)
+	}
+	decodeInto(t, f.do("POST", "/v1/items/observe", map[string]any{"ids": []string{"new"}, "add_if_missing": true}), &obs)
+	if len(obs.Results) != 1 || !obs.Results[0].Added {
+		t.Fatalf("observe batch with add_if_missing: %+v", obs.Results)
+	}
+
+	leases := f.claim(t, 10, 30)
+	if len(leases) != 4 || leases[0].ID != "c" {
+		t.Fatalf("claim after observe: want 4 leases, the boosted c first; got %+v", leases)
+	}
+	tok := map[string]string{}
+	for _, l := range leases {
+		tok[l.ID] = l.Lease
+	}
+	outcomes := []map[string]any{
+		{"id": "a", "lease": tok["a"], "op": "succeed"},
+		{"id": "b", "lease": tok["b"], "op": "fail", "class": "timeout", "note": "slow"},
+		{"id": "c", "lease": tok["c"], "op": "release"},
+		{"id": "new", "lease": "999", "op": "succeed"}, // not its token
+	}
+	var settled struct {
+		Results []struct {
+			ID    string `json:"id"`
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		} `json:"results"`
+	}
+	decodeInto(t, f.do("POST", "/v1/items/settle", map[string]any{"outcomes": outcomes}), &settled)
+	want := []struct {
+		ok  bool
+		err string
+	}{{true, ""}, {true, ""}, {true, ""}, {false, "lease_lost"}}
+	if len(settled.Results) != len(want) {
+		t.Fatalf("settle: %+v", settled.Results)
+	}
+	for i, w := range want {
+		if r := settled.Results[i]; r.OK != w.ok || r.Error != w.err || r.ID != outcomes[i]["id"] {
+			t.Errorf("settle result %d = %+v; want ok=%v error=%q", i, r, w.ok, w.err)
+		}
+	}
+	states := map[string]string{"a": "done", "b": "scheduled", "c": "pending", "new": "leased"}
+	for id, st := range states {
+		var it itemJSON
+		decodeInto(t, f.do("GET", itemPath(id, ""), nil), &it)
+		if it.State != st {
+			t.Errorf("%s is %s after settle; want %s", id, it.State, st)
+		}
+	}
+	// Sending the same batch again is harmless: the settled ones repeat.
+	decodeInto(t, f.do("POST", "/v1/items/settle", map[string]any{"outcomes": outcomes[:2]}), &settled)
+	if !settled.Results[0].OK || !settled.Results[1].OK {
+		t.Fatalf("repeated settle: %+v", settled.Results)
 	}
 }

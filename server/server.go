@@ -329,6 +329,8 @@ func (s *Server) routes() http.Handler {
 
 	handle("POST /v1/items", true, s.itemsAdd)
 	handle("POST /v1/items/claim", true, s.itemsClaim)
+	handle("POST /v1/items/observe", true, s.itemsObserve)
+	handle("POST /v1/items/settle", true, s.itemsSettle)
 	handle("GET /v1/items/stats", true, s.itemsStats)
 	handle("GET /v1/items/{id}", true, s.itemGet)
 	handle("POST /v1/items/{id}/{op}", true, s.itemOp)
