@@ -33,7 +33,7 @@ type Store interface {
 	evidence.Store
 	feed.Store
 	retry.Store
-	budget.Store
+	budget.SettingsStore
 	leader.Store
 }
 

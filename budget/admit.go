@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -43,11 +44,51 @@ type Grant struct {
 // time, *PacedError (ErrPaced) with how long until the source's next slot,
 // or an error wrapping ErrPaused, ErrDisabled or ErrUnknownSource.
 func (b *Budget) Admit(ctx context.Context, p AdmitParams) (Grant, error) {
-	pl, err := b.plan(p, b.clock(), 0)
-	if err != nil {
-		return Grant{}, err
+	g, _, err := b.admit(ctx, p, b.clock(), 0)
+	return g, err
+}
+
+// maxStale bounds how often one admission is planned again because the
+// settings changed under it.
+const maxStale = 5
+
+// admit plans p under the current settings and sends it to the store,
+// planning again when the store says the settings changed meanwhile. A
+// refusal decided from the settings alone (paused, unknown source, zero
+// allowance) is checked against the stored generation first, so that a
+// node whose settings are stale never refuses for want of an admission
+// reaching the store.
+func (b *Budget) admit(ctx context.Context, p AdmitParams, now time.Time, maxWait time.Duration) (Grant, *plan, error) {
+	if !b.snap.Load().loaded {
+		if _, err := b.refresh(ctx); err != nil {
+			return Grant{}, nil, err
+		}
 	}
-	return b.run(ctx, pl)
+	for attempt := 0; ; attempt++ {
+		pl, err := b.plan(p, now, maxWait)
+		if err != nil {
+			if errors.Is(err, ErrPaused) || errors.Is(err, ErrUnknownSource) || errors.Is(err, ErrDisabled) {
+				changed, rerr := b.refresh(ctx)
+				if rerr != nil {
+					return Grant{}, nil, rerr
+				}
+				if changed && attempt < maxStale {
+					continue
+				}
+			}
+			return Grant{}, nil, err
+		}
+		g, stale, err := b.run(ctx, pl)
+		if !stale {
+			return g, pl, err
+		}
+		if attempt == maxStale {
+			return Grant{}, nil, fmt.Errorf("budget: admit %s on %q: the settings keep changing", p.Kind, p.Source)
+		}
+		if _, err := b.refresh(ctx); err != nil {
+			return Grant{}, nil, err
+		}
+	}
 }
 
 // Wait is Admit that waits for the source's pacing slot. It reserves the
@@ -67,11 +108,7 @@ func (b *Budget) Wait(ctx context.Context, p AdmitParams) (Grant, error) {
 		maxWait = min(max(time.Until(dl), 0), maxQueue)
 	}
 	now := b.clock()
-	pl, err := b.plan(p, now, maxWait)
-	if err != nil {
-		return Grant{}, err
-	}
-	g, err := b.run(ctx, pl)
+	g, pl, err := b.admit(ctx, p, now, maxWait)
 	if err != nil {
 		return g, err
 	}
@@ -152,7 +189,7 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 	snap := b.snap.Load()
 	today := utcDay(now)
 	pl := &plan{
-		params: StoreAdmitParams{Day: today, Now: now, MaxWait: maxWait},
+		params: StoreAdmitParams{Day: today, Now: now, MaxWait: maxWait, Settings: snap.gen},
 		grant:  Grant{Source: p.Source, Kind: p.Kind, Cost: p.Cost, Day: today},
 	}
 	add := func(scope string, kind Kind, limited bool, limit int64, w why) {
@@ -276,22 +313,25 @@ func (s *snapshot) kindLimit(k Kind) int64 {
 }
 
 // run sends a plan to the store and turns its answer into a grant or a
-// refusal.
-func (b *Budget) run(ctx context.Context, pl *plan) (Grant, error) {
+// refusal, or reports that the plan's settings are stale.
+func (b *Budget) run(ctx context.Context, pl *plan) (Grant, bool, error) {
 	res, err := b.batch.admit(ctx, pl.params)
 	if err != nil {
-		return Grant{}, fmt.Errorf("budget: admit %s on %q: %w", pl.grant.Kind, pl.grant.Source, err)
+		return Grant{}, false, fmt.Errorf("budget: admit %s on %q: %w", pl.grant.Kind, pl.grant.Source, err)
+	}
+	if res.Stale {
+		return Grant{}, true, nil
 	}
 	if res.Admitted {
 		g := pl.grant
 		g.At = res.Slot
-		return g, nil
+		return g, false, nil
 	}
 	if res.Refused < 0 || res.Refused >= len(pl.why) {
-		return Grant{}, &PacedError{Source: pl.params.PaceKey, RetryAfter: max(res.Slot.Sub(pl.params.Now), 0)}
+		return Grant{}, false, &PacedError{Source: pl.params.PaceKey, RetryAfter: max(res.Slot.Sub(pl.params.Now), 0)}
 	}
 	c, w := pl.params.Charges[res.Refused], pl.why[res.Refused]
-	return Grant{}, &ExhaustedError{
+	return Grant{}, false, &ExhaustedError{
 		Allowance: w.allowance,
 		Reserved:  w.reserved,
 		Source:    pl.grant.Source,

@@ -252,13 +252,32 @@ func TestConfigChangesApplyToTheNextAdmission(t *testing.T) {
 	if _, err := f.b.Admit(ctx(t), p); err != nil {
 		t.Fatalf("after raising the limit: %v", err)
 	}
+	// Removing the override of a configured source restores its base
+	// settings; the base itself cannot be removed at run time.
 	if err := f.b.RemoveSource("idx"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.b.Admit(ctx(t), p); !errors.Is(err, budget.ErrUnknownSource) {
+	if s := f.source(t, "idx"); s.Allowance != 10 || s.Share != "normal" || s.DailyLimit != 100 {
+		t.Fatalf("after removing the override: %+v; want the base's normal 10 of 100", s)
+	}
+	if err := f.b.RemoveSource("idx"); !errors.Is(err, budget.ErrConfiguredSource) {
+		t.Fatalf("removing a configured source without override: %v; want ErrConfiguredSource", err)
+	}
+	// A source that exists only as an override is gone once removed.
+	extra := budget.AdmitParams{Source: "extra", Kind: budget.KindHeadPoll}
+	if err := f.b.SetSource(budget.Source{Name: "extra", Pace: budget.NoPace}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Admit(ctx(t), extra); err != nil {
+		t.Fatalf("a source added at run time: %v", err)
+	}
+	if err := f.b.RemoveSource("extra"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Admit(ctx(t), extra); !errors.Is(err, budget.ErrUnknownSource) {
 		t.Fatalf("after removing the source: %v; want ErrUnknownSource", err)
 	}
-	if err := f.b.RemoveSource("idx"); !errors.Is(err, budget.ErrUnknownSource) {
+	if err := f.b.RemoveSource("extra"); !errors.Is(err, budget.ErrUnknownSource) {
 		t.Fatalf("removing twice: %v; want ErrUnknownSource", err)
 	}
 }

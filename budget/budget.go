@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -15,16 +16,26 @@ import (
 // concurrent use. Most callers want Wait (or Admit, which never blocks)
 // before each request, and Settle for byte reservations.
 //
-// The configuration lives in memory and may change while running
-// (SetSource, RemoveSource, SetLimits, Pause, ReportLimit); the next
-// admission sees the change. Nodes sharing a store should share the same
-// configuration: each node checks the shared counters against its own.
+// The configuration given to New is the base. SetSource, RemoveSource,
+// SetLimits, Pause and ReportLimit store overrides in the store's settings
+// record when the Store is a SettingsStore (store/sqlite and
+// store/postgres are): the change is then cluster-wide and durable, it wins
+// over the base of every node until removed, and every node's next
+// admission sees it. Over any other Store the overrides live in this
+// Budget's memory only.
 type Budget struct {
 	st    Store
+	ss    settingsRW
 	now   func() time.Time
 	batch batcher
 
-	mu   sync.Mutex // serialises configuration writers
+	// base is the configuration given to New (with defaults; Sources in
+	// baseSources); AddBaseSource adds to it. Guarded by mu.
+	base        Config
+	baseSources map[string]Source
+	cur         overrides // as last published
+
+	mu   sync.Mutex // serialises publishing snapshots and base changes
 	snap atomic.Pointer[snapshot]
 }
 
@@ -35,9 +46,14 @@ type snapshot struct {
 	sources map[string]*resolved
 	names   []string // sorted
 	paused  bool
+	// gen is the settings generation the snapshot was built from; loaded
+	// is false until the stored settings were first read.
+	gen    int64
+	loaded bool
 }
 
-// New returns a Budget over st. It checks cfg and names the bad field.
+// New returns a Budget over st. It checks cfg and names the bad field. The
+// overrides stored in st are read at the first admission (or Refresh).
 func New(st Store, cfg Config) (*Budget, error) {
 	if st == nil {
 		return nil, errors.New("budget: nil Store")
@@ -47,11 +63,20 @@ func New(st Store, cfg Config) (*Budget, error) {
 		return nil, err
 	}
 	b := &Budget{st: st, now: cfg.Now, batch: batcher{st: st}}
-	srcs := make(map[string]Source, len(cfg.Sources))
+	b.baseSources = make(map[string]Source, len(cfg.Sources))
 	for _, s := range cfg.Sources {
-		srcs[s.Name] = s
+		b.baseSources[s.Name] = s
 	}
-	b.snap.Store(build(cfg, srcs, cfg.Paused))
+	b.base = cfg
+	b.base.Sources = nil
+	snap := b.effective(overrides{}, 0)
+	if ss, ok := st.(SettingsStore); ok {
+		b.ss = ss
+		snap.loaded = false
+	} else {
+		b.ss = &memSettings{}
+	}
+	b.snap.Store(snap)
 	return b, nil
 }
 
@@ -67,50 +92,79 @@ func build(cfg Config, srcs map[string]Source, paused bool) *snapshot {
 	return s
 }
 
-// update applies fn to a copy of the current configuration and publishes
-// the result, unless fn fails.
-func (b *Budget) update(fn func(cfg *Config, srcs map[string]Source, paused *bool) error) error {
+// AddBaseSource adds s to the base configuration, as if it had been in
+// Config.Sources, unless the base already has a source of that name; it
+// reports whether it added s. It changes this Budget only, not the store:
+// it is for sources that the program's own configuration implies (the
+// daemon adds one for each configured feed). A stored override of the
+// same name still wins.
+func (b *Budget) AddBaseSource(s Source) (bool, error) {
+	if err := s.validate(); err != nil {
+		return false, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if _, ok := b.baseSources[s.Name]; ok {
+		return false, nil
+	}
+	srcs := make(map[string]Source, len(b.baseSources)+1)
+	for n, v := range b.baseSources {
+		srcs[n] = v
+	}
+	srcs[s.Name] = s
+	b.baseSources = srcs
 	cur := b.snap.Load()
-	cfg := cur.cfg
-	paused := cur.paused
-	srcs := make(map[string]Source, len(cur.sources))
-	for name, r := range cur.sources {
-		srcs[name] = r.Source
-	}
-	if err := fn(&cfg, srcs, &paused); err != nil {
-		return err
-	}
-	b.snap.Store(build(cfg, srcs, paused))
-	return nil
+	next := b.effective(b.cur, cur.gen)
+	next.loaded = cur.loaded
+	b.snap.Store(next)
+	return true, nil
 }
 
 // SetSource adds a source, or replaces the configuration of the source of
-// the same name. Usage already counted today stays counted.
+// the same name (the base's too, until RemoveSource), on every node that
+// shares the store. Usage already counted today stays counted.
 func (b *Budget) SetSource(s Source) error {
 	if err := s.validate(); err != nil {
 		return err
 	}
-	return b.update(func(_ *Config, srcs map[string]Source, _ *bool) error {
-		srcs[s.Name] = s
-		return nil
-	})
-}
-
-// RemoveSource forgets a source: admissions for it fail with
-// ErrUnknownSource. Its counters stay in the store (and in the total).
-func (b *Budget) RemoveSource(name string) error {
-	return b.update(func(_ *Config, srcs map[string]Source, _ *bool) error {
-		if _, ok := srcs[name]; !ok {
-			return fmt.Errorf("%w %q", ErrUnknownSource, name)
+	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+		if o.Sources == nil {
+			o.Sources = map[string]*sourceOverride{}
 		}
-		delete(srcs, name)
-		return nil
+		prev := o.Sources[s.Name]
+		src := s
+		o.Sources[s.Name] = &sourceOverride{Source: &src}
+		return prev == nil || prev.Reported != nil || prev.Source == nil || !sameSource(*prev.Source, s), nil
 	})
 }
 
-// Sources returns the configured sources, sorted by name.
+func sameSource(a, b Source) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// RemoveSource removes the run-time override of a source (SetSource's and
+// ReportLimit's), on every node. A source that exists only as an override
+// is gone: admissions for it fail with ErrUnknownSource. A source of the
+// base configuration goes back to its base settings; one that has no
+// override fails with ErrConfiguredSource (remove it from the
+// configuration instead). Counters stay in the store (and in the total).
+func (b *Budget) RemoveSource(name string) error {
+	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+		if _, ok := eff.sources[name]; !ok {
+			return false, fmt.Errorf("%w %q", ErrUnknownSource, name)
+		}
+		if _, ok := o.Sources[name]; !ok {
+			return false, fmt.Errorf("%w: %q", ErrConfiguredSource, name)
+		}
+		delete(o.Sources, name)
+		return true, nil
+	})
+}
+
+// Sources returns the configured sources, sorted by name, as last read
+// (see Refresh).
 func (b *Budget) Sources() []Source {
 	s := b.snap.Load()
 	out := make([]Source, 0, len(s.names))
@@ -120,53 +174,71 @@ func (b *Budget) Sources() []Source {
 	return out
 }
 
-// SetLimits replaces the cluster-wide allowances.
+// SetLimits replaces the cluster-wide allowances, on every node.
 func (b *Budget) SetLimits(l Limits) error {
 	if err := l.validate(); err != nil {
 		return err
 	}
-	return b.update(func(cfg *Config, _ map[string]Source, _ *bool) error {
-		cfg.Limits = l
-		return nil
+	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+		same := o.Limits != nil && sameLimits(*o.Limits, l)
+		o.Limits = &l
+		return !same, nil
 	})
 }
 
-// Limits returns the cluster-wide allowances as configured (nil fields are
+func sameLimits(a, b Limits) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// Limits returns the cluster-wide allowances as last read (nil fields are
 // defaults).
 func (b *Budget) Limits() Limits { return b.snap.Load().cfg.Limits }
 
-// Pause pauses (true) or resumes (false) all background work on this node:
-// while paused every background admission fails with ErrPaused. Foreground
-// requests are still admitted.
-func (b *Budget) Pause(paused bool) {
-	_ = b.update(func(_ *Config, _ map[string]Source, p *bool) error {
-		*p = paused
-		return nil
+// Pause pauses (true) or resumes (false) all background work on every
+// node that shares the store: while paused every background admission
+// fails with ErrPaused. Foreground requests are still admitted. The
+// setting overrides Config.Paused, also after a restart.
+func (b *Budget) Pause(paused bool) error {
+	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+		same := o.Paused != nil && *o.Paused == paused
+		o.Paused = &paused
+		return !same, nil
 	})
 }
 
-// Paused reports whether background work is paused.
+// Paused reports whether background work is paused, as last read.
 func (b *Budget) Paused() bool { return b.snap.Load().paused }
 
 // ReportLimit records the daily limit that source reports about itself (for
-// example from a Newznab caps answer). It matters only when the owner set
-// no limit. n = 0 clears the reported figure, since sources that report
-// zero usually mean "unknown" or "unlimited" rather than "none".
+// example from a Newznab caps answer), for every node: the last report
+// wins. It matters only when the owner set no limit. n = 0 clears the
+// reported figure, since sources that report zero usually mean "unknown" or
+// "unlimited" rather than "none". A report that changes nothing writes
+// nothing.
 func (b *Budget) ReportLimit(source string, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("budget: source %q reported a negative daily limit %d", source, n)
 	}
-	return b.update(func(_ *Config, srcs map[string]Source, _ *bool) error {
-		s, ok := srcs[source]
+	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+		r, ok := eff.sources[source]
 		if !ok {
-			return fmt.Errorf("%w %q", ErrUnknownSource, source)
+			return false, fmt.Errorf("%w %q", ErrUnknownSource, source)
 		}
-		s.ReportedDailyLimit = nil
-		if n > 0 {
-			s.ReportedDailyLimit = Int(n)
+		if cur := r.ReportedDailyLimit; (cur == nil && n == 0) || (cur != nil && *cur == n) {
+			return false, nil
 		}
-		srcs[source] = s
-		return nil
+		if o.Sources == nil {
+			o.Sources = map[string]*sourceOverride{}
+		}
+		ov := o.Sources[source]
+		if ov == nil {
+			ov = &sourceOverride{}
+			o.Sources[source] = ov
+		}
+		ov.Reported = Int(n)
+		return true, nil
 	})
 }
 
@@ -175,7 +247,12 @@ func (b *Budget) ReportLimit(source string, n int64) error {
 // of the UTC day of now (zero now means the Budget's clock).
 func (b *Budget) MarkExhausted(ctx context.Context, source string, now time.Time) error {
 	if _, ok := b.snap.Load().sources[source]; !ok {
-		return fmt.Errorf("%w %q", ErrUnknownSource, source)
+		if _, err := b.refresh(ctx); err != nil {
+			return err
+		}
+		if _, ok := b.snap.Load().sources[source]; !ok {
+			return fmt.Errorf("%w %q", ErrUnknownSource, source)
+		}
 	}
 	if now.IsZero() {
 		now = b.now()

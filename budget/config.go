@@ -191,6 +191,9 @@ func (l Limits) validate() error {
 	return nil
 }
 
+// Validate checks s as SetSource does, naming the bad field.
+func (s Source) Validate() error { return s.validate() }
+
 func (s Source) validate() error {
 	if err := validName(s.Name); err != nil {
 		return err

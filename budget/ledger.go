@@ -51,12 +51,15 @@ func LedgerKeys(batch []StoreAdmitParams) (counters []CounterKey, slots []string
 // that a store has loaded (and locked). Store implementations use it so that
 // every engine decides exactly alike; it is not safe for concurrent use.
 //
-// A store loads every key LedgerKeys names (Put), calls Admit for each
+// A store loads every key LedgerKeys names (Put) and, if it keeps the
+// settings record, the settings generation (PutSettings), calls Admit for each
 // admission in order, then writes back Counters and Slots and the admitted
 // grants, all in one transaction.
 type Ledger struct {
 	counters map[CounterKey]*ledgerCounter
 	slots    map[string]*ledgerSlot
+	gen      int64
+	checkGen bool
 }
 
 type ledgerCounter struct {
@@ -87,9 +90,19 @@ func (l *Ledger) PutSlot(key string, next time.Time) {
 	l.slots[key] = &ledgerSlot{next: next}
 }
 
+// PutSettings loads the stored settings generation: admissions planned
+// under another come back Stale. A ledger that was not given one decides
+// every admission.
+func (l *Ledger) PutSettings(generation int64) {
+	l.gen, l.checkGen = generation, true
+}
+
 // Admit decides one admission as Store.BudgetAdmit describes and applies it
 // to the ledger. Counters and slots it was not given count as zero.
 func (l *Ledger) Admit(p StoreAdmitParams) StoreAdmitResult {
+	if l.checkGen && p.Settings != l.gen {
+		return StoreAdmitResult{Refused: -1, Stale: true}
+	}
 	cs := make([]*ledgerCounter, len(p.Charges))
 	for i, c := range p.Charges {
 		k := CounterKey{Day: p.Day, Scope: c.Scope, Kind: c.Kind}

@@ -60,8 +60,11 @@ type SourceReport struct {
 	Kinds []Line `json:"kinds"`
 }
 
-// Report reads today's counters from the store.
+// Report reads the current settings and today's counters from the store.
 func (b *Budget) Report(ctx context.Context) (Report, error) {
+	if _, err := b.refresh(ctx); err != nil {
+		return Report{}, err
+	}
 	now := b.clock()
 	today := utcDay(now)
 	cs, err := b.st.BudgetUsage(ctx, today)

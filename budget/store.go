@@ -20,6 +20,9 @@ type Store interface {
 	// BudgetAdmit decides a batch of admissions in one transaction, in
 	// order, each exactly as if it were alone and atomic (use Ledger):
 	//
+	//  0. A SettingsStore answers Stale when p.Settings is not the
+	//     stored settings generation, read in the same transaction
+	//     (Ledger.PutSettings); nothing changes.
 	//  1. Every charge with Limited set is checked: it refuses when its
 	//     counter is closed or when used + Cost > Limit. The first refusing
 	//     charge (in slice order) is reported; nothing changes.
@@ -101,6 +104,10 @@ type StoreAdmitParams struct {
 	Touch bool
 	// Grant is the reservation to store, or nil.
 	Grant *StoreGrant
+	// Settings is the settings generation the admission was planned
+	// under. A SettingsStore answers Stale (and changes nothing) when the
+	// stored generation differs; other stores ignore it.
+	Settings int64
 }
 
 // StoreAdmitResult is the output of Store.BudgetAdmit.
@@ -115,6 +122,10 @@ type StoreAdmitResult struct {
 	// Slot is when the request may start: on success, the slot taken; on
 	// a pacing refusal, the first free slot.
 	Slot time.Time
+	// Stale is true when the admission was planned under settings that
+	// have changed since (see StoreAdmitParams.Settings): nothing changed,
+	// and the Budget plans it again under the current settings.
+	Stale bool
 }
 
 // StoreCancelParams is the input of Store.BudgetCancel.

@@ -98,6 +98,12 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) {
 			src.Pace = budget.NoPace
 		}
 	}
+	// Another node may have changed the source: start from the stored
+	// settings.
+	if err := s.cfg.Budget.Refresh(r.Context()); err != nil {
+		s.internalError(w, "reading the budget settings", err)
+		return
+	}
 	old, existed := s.findSource(name)
 	src.ReportedDailyLimit = old.ReportedDailyLimit
 	if req.ReportedDailyLimit != nil {
@@ -107,9 +113,13 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) {
 			src.ReportedDailyLimit = nil
 		}
 	}
-	if err := s.cfg.Budget.SetSource(src); err != nil {
+	if err := src.Validate(); err != nil {
 		// Every other field was checked above: what is left is the name.
 		writeError(w, badRequest("name", "%s", strings.TrimPrefix(err.Error(), "budget: ")))
+		return
+	}
+	if err := s.cfg.Budget.SetSource(src); err != nil {
+		s.internalError(w, "storing a budget source", err)
 		return
 	}
 	s.log.Info("server: budget source set", "source", name, "share", src.Share.String(), "created", !existed)
@@ -133,6 +143,11 @@ func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Budget.RemoveSource(name); err != nil {
 		if errors.Is(err, budget.ErrUnknownSource) {
 			writeError(w, notFound("name", "no source of that name is configured"))
+			return
+		}
+		if errors.Is(err, budget.ErrConfiguredSource) {
+			writeError(w, &apiError{Status: http.StatusConflict, Field: "name",
+				Message: "server: the source comes from the daemon's configuration and has no run-time settings to remove; remove it from the configuration instead"})
 			return
 		}
 		s.internalError(w, "removing a budget source", err)
@@ -163,9 +178,17 @@ func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("paused", "paused is missing: true pauses all background work, false resumes it"))
 		return
 	}
-	if s.cfg.Budget.Paused() != *req.Paused {
+	if err := s.cfg.Budget.Refresh(r.Context()); err != nil {
+		s.internalError(w, "reading the budget settings", err)
+		return
+	}
+	was := s.cfg.Budget.Paused()
+	if err := s.cfg.Budget.Pause(*req.Paused); err != nil {
+		s.internalError(w, "storing the pause", err)
+		return
+	}
+	if was != *req.Paused {
 		s.log.Info("server: background work paused by the owner", "paused", *req.Paused)
 	}
-	s.cfg.Budget.Pause(*req.Paused)
 	writeJSON(w, http.StatusOK, pauseResponse{Paused: *req.Paused})
 }

@@ -164,7 +164,9 @@ func (s *Server) setupFeeds() error {
 			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
 		}
 		if _, ok := s.findSource(f.Name); !ok {
-			if err := cfg.Budget.SetSource(budget.Source{Name: f.Name}); err != nil {
+			// A base source of this node, not a stored override: it
+			// lives as long as the feed is configured.
+			if _, err := cfg.Budget.AddBaseSource(budget.Source{Name: f.Name}); err != nil {
 				return fmt.Errorf("server: Config.Feeds[%d].Name: %s", i, strings.TrimPrefix(err.Error(), "budget: "))
 			}
 		}

@@ -99,9 +99,17 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 			})
 			return err
 		})
+	// The settings generation, read after the locks are held: a change
+	// committed before this batch locked its rows is seen.
+	gen := int64(0)
+	b.Queue(`SELECT generation FROM budget_settings WHERE id = 1`).Query(func(rows pgx.Rows) error {
+		_, err := pgx.ForEachRow(rows, []any{&gen}, func() error { return nil })
+		return err
+	})
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return nil, false, fmt.Errorf("postgres: admit: lock counters: %w", err)
 	}
+	l.PutSettings(gen)
 	if found < len(keys)+len(slots) {
 		return nil, false, nil
 	}
@@ -276,4 +284,28 @@ func (s *Store) BudgetPrune(ctx context.Context, before time.Time) (int64, error
 		return nil
 	})
 	return n, err
+}
+
+// BudgetSettings implements budget.SettingsStore.
+func (s *Store) BudgetSettings(ctx context.Context) (budget.StoreSettings, error) {
+	var out budget.StoreSettings
+	err := s.pool.QueryRow(ctx, `SELECT generation, doc FROM budget_settings WHERE id = 1`).Scan(&out.Generation, &out.Doc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return budget.StoreSettings{}, nil
+	}
+	if err != nil {
+		return budget.StoreSettings{}, fmt.Errorf("postgres: read budget settings: %w", err)
+	}
+	return out, nil
+}
+
+// BudgetPutSettings implements budget.SettingsStore: one conditional
+// UPDATE, so concurrent changes from several nodes are compare-and-set.
+func (s *Store) BudgetPutSettings(ctx context.Context, p budget.StorePutSettingsParams) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE budget_settings SET generation = generation + 1, doc = $1, updated_at = $2
+		WHERE id = 1 AND generation = $3`, p.Doc, p.Now, p.Prev)
+	if err != nil {
+		return false, fmt.Errorf("postgres: store budget settings: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

@@ -13,7 +13,8 @@ import (
 
 // BudgetAdmit implements budget.Store. SQLite has one writer at a time, so
 // one BEGIN IMMEDIATE transaction makes the whole batch atomic against
-// every other handle on the file.
+// every other handle on the file; it also reads the settings generation,
+// so admissions planned under changed settings come back Stale.
 func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
 	out := make([]budget.StoreAdmitResult, len(batch))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -82,6 +83,11 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 				return fmt.Errorf("sqlite: read pacing slots: %w", err)
 			}
 		}
+		gen, err := budgetGeneration(ctx, tx)
+		if err != nil {
+			return err
+		}
+		l.PutSettings(gen)
 		for i, p := range batch {
 			out[i] = l.Admit(p)
 		}
@@ -297,4 +303,51 @@ func (s *Store) BudgetPrune(ctx context.Context, before time.Time) (int64, error
 		return nil
 	})
 	return n, err
+}
+
+// budgetGeneration reads the settings generation (0 when never written).
+func budgetGeneration(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, error) {
+	var gen int64
+	err := q.QueryRowContext(ctx, `SELECT generation FROM budget_settings WHERE id = 1`).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: read budget settings: %w", err)
+	}
+	return gen, nil
+}
+
+// BudgetSettings implements budget.SettingsStore.
+func (s *Store) BudgetSettings(ctx context.Context) (budget.StoreSettings, error) {
+	var out budget.StoreSettings
+	err := s.r.QueryRowContext(ctx, `SELECT generation, doc FROM budget_settings WHERE id = 1`).Scan(&out.Generation, &out.Doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return budget.StoreSettings{}, nil
+	}
+	if err != nil {
+		return budget.StoreSettings{}, fmt.Errorf("sqlite: read budget settings: %w", err)
+	}
+	return out, nil
+}
+
+// BudgetPutSettings implements budget.SettingsStore.
+func (s *Store) BudgetPutSettings(ctx context.Context, p budget.StorePutSettingsParams) (bool, error) {
+	var ok bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE budget_settings SET generation = generation + 1, doc = ?, updated_at = ?
+			WHERE id = 1 AND generation = ?`, p.Doc, micros(p.Now), p.Prev)
+		if err != nil {
+			return fmt.Errorf("sqlite: store budget settings: %w", err)
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlite: store budget settings: %w", err)
+		}
+		ok = n == 1
+		return nil
+	})
+	return ok, err
 }
