@@ -53,7 +53,11 @@
 //
 // # Configuration
 //
-// The configuration lives in memory and may change while running; the next
-// admission sees it. Nodes that share a store should be configured alike.
-// Clocks of nodes should agree to well within a pace.
+// Config is the base configuration of a node. Changes while running
+// (SetSource, RemoveSource, SetLimits, Pause, ReportLimit) are overrides
+// kept in the store's settings record (SettingsStore), shared by every node
+// and kept across restarts; an override wins over the base until removed.
+// Every admission transaction checks the record's generation, so the next
+// admission on every node sees a change. Nodes that share a store should
+// have the same base. Clocks of nodes should agree to well within a pace.
 package budget

@@ -55,7 +55,7 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 			return budgetRemoveSource(args[1:], stdout, stderr)
 		}
 	}
-	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the daemon's sources while it runs. Changes made this way last until the daemon restarts, and apply to the node they are sent to.", stdout, stderr)
+	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the sources while the daemon runs. Changes made this way are stored: they apply to every node sharing the store and outlive restarts, until removed.", stdout, stderr)
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
@@ -150,7 +150,7 @@ func budgetSettle(args []string, stdout, stderr io.Writer) int {
 func budgetPause(args []string, paused bool, stdout, stderr io.Writer) int {
 	name, what := "budget resume", "Resumes background work paused by 'hostguard budget pause'."
 	if paused {
-		name, what = "budget pause", "Pauses all background work on the daemon: every background admission is refused until 'hostguard budget resume'. Foreground requests still pass."
+		name, what = "budget pause", "Pauses all background work on every node sharing the daemon's store, also after restarts: every background admission is refused until 'hostguard budget resume'. Foreground requests still pass."
 	}
 	cmd := newDaemonCommand(name, "", what, stdout, stderr)
 	pos, code, ok := cmd.parse(args)
@@ -223,7 +223,7 @@ func budgetSetSource(args []string, stdout, stderr io.Writer) int {
 }
 
 func budgetRemoveSource(args []string, stdout, stderr io.Writer) int {
-	cmd := newDaemonCommand("budget remove-source", "NAME", "Removes a budget source: admissions for it are refused as unknown. Its usage today stays counted. A source a configured feed polls cannot be removed.", stdout, stderr)
+	cmd := newDaemonCommand("budget remove-source", "NAME", "Removes what was set at run time for a budget source, on every node: a source added at run time is gone (admissions for it are refused as unknown), one from the configuration goes back to its configured settings. Its usage today stays counted. A source a configured feed polls cannot be removed.", stdout, stderr)
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code

@@ -200,8 +200,9 @@ then the file, then the built-in default. --budget-source (and
 HOSTGUARD_BUDGET_SOURCES) add to the file's budget sources; one of the
 same name replaces the file's.
 
-Budget sources live in memory; nodes sharing a store should be given the
-same configuration.
+The file's budget is the base; changes made while running (hostguard
+budget set-source|remove-source|pause|resume) are stored, apply to every
+node sharing the store, and outlive restarts until removed.
 
 Routes: GET /healthz, GET /metrics, GET / (status page), and the JSON API
 under /v1 (docs/api.md). Point HTTP_PROXY and HTTPS_PROXY at the proxy to
