@@ -75,6 +75,21 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		if s := sourceReport(t, b, "rep"); s.Allowance != 5 || s.LimitFrom != budget.LimitFromReported {
 			t.Fatalf("B's report after A's ReportLimit: %+v; want 5 from the reported 50", s)
 		}
+		// The same report again (a caps answer re-read) writes nothing.
+		ss, ok := h.Open(t).(budget.SettingsStore)
+		if !ok {
+			t.Fatalf("%s store does not keep budget settings", h.Engine)
+		}
+		before, err := ss.BudgetSettings(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ReportLimit("rep", 50); err != nil {
+			t.Fatal(err)
+		}
+		if after, err := ss.BudgetSettings(ctx(t)); err != nil || after.Generation != before.Generation {
+			t.Fatalf("generation %d after an unchanged report, %v; want %d", after.Generation, err, before.Generation)
+		}
 
 		// A restarted node (new handle, new Budget, same base) starts
 		// with the stored overrides.
