@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -233,6 +234,12 @@ func budgetRemoveSource(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, code, ok := cmd.call("DELETE", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, nil, nil); !ok {
 		return code
+	}
+	if cmd.flags.json {
+		_ = json.NewEncoder(stdout).Encode(struct {
+			Removed string `json:"removed"`
+		}{pos[0]})
+		return ExitOK
 	}
 	fmt.Fprintf(stdout, "removed source %s\n", pos[0])
 	return ExitOK

@@ -141,8 +141,13 @@ func TestCLIAgainstADaemon(t *testing.T) {
 	if out != "reset https://some.example\n" {
 		t.Fatalf("reset printed %q; it must print the origin only", out)
 	}
+	out = mustRun(t, append([]string{"reset", "http://[::1]:8080/x", "--json"}, a...)...)
+	var reset struct{ Endpoint string }
+	if err := json.Unmarshal([]byte(out), &reset); err != nil || reset.Endpoint != "http://[::1]:8080" {
+		t.Fatalf("reset --json printed %q (%v); want the origin as JSON", out, err)
+	}
 	out = mustRun(t, append([]string{"status"}, a...)...)
-	for _, want := range []string{"endpoints: 1 known", "items: 2 total", "hosts: 0 known"} {
+	for _, want := range []string{"endpoints: 2 known", "items: 2 total", "hosts: 0 known"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}

@@ -87,6 +87,10 @@ func TestCLIFeedsAndBudgetControls(t *testing.T) {
 	if code, _, _ := run(append([]string{"budget", "admit", "--kind", "head_poll", "--source", "extra"}, a...)...); code != ExitRefused {
 		t.Fatalf("admission for a removed source: exit %d", code)
 	}
+	mustRun(t, append([]string{"budget", "set-source", "extra2", "--daily-limit", "20"}, a...)...)
+	if out := mustRun(t, append([]string{"budget", "remove-source", "extra2", "--json"}, a...)...); out != "{\"removed\":\"extra2\"}\n" {
+		t.Fatalf("remove-source --json: %q", out)
+	}
 	if code, _, errs := run(append([]string{"budget", "remove-source", "idx"}, a...)...); code != ExitRefused || !strings.Contains(errs, "feed") {
 		t.Fatalf("removing a feed's source: exit %d, %q", code, errs)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -28,7 +29,10 @@ func runReset(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if cmd.flags.json {
-		fmt.Fprintf(stdout, "{\"endpoint\":%q}\n", key)
+		// encoding/json, not %q: Go quoting is not JSON for every string.
+		_ = json.NewEncoder(stdout).Encode(struct {
+			Endpoint string `json:"endpoint"`
+		}{key})
 		return ExitOK
 	}
 	fmt.Fprintf(stdout, "reset %s\n", key)
