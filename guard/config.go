@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -11,28 +10,42 @@ import (
 // or "true" (any case) disables the guard.
 const DisableEnv = "HOSTGUARD_DISABLE_GUARD"
 
+// The defaults a zero Config field takes. They are the seed's rules: two
+// failures within two minutes open an endpoint for thirty seconds.
+const (
+	DefaultThreshold    = 2
+	DefaultWindow       = 120 * time.Second
+	DefaultOpenFor      = 30 * time.Second
+	DefaultMaxEndpoints = 4096
+	DefaultIdleTTL      = 10 * time.Minute
+)
+
 // Config tunes a Guard. The zero value is the documented default for every
 // field.
 type Config struct {
 	// Threshold is how many counted host-level failures within Window
-	// open an endpoint. Zero means 2.
+	// open an endpoint. Zero means DefaultThreshold (2); negative is
+	// invalid.
 	Threshold int
 
 	// Window bounds a streak: failures count together only while they lie
 	// within Window of each other, both ends included. A failure more than
 	// Window after the earlier ones starts a new streak at 1. Zero means
-	// 120s.
+	// DefaultWindow (120s); negative is invalid.
 	Window time.Duration
 
 	// OpenFor is how long an open endpoint fails fast before it admits one
-	// trial. Zero means 30s.
+	// trial. Zero means DefaultOpenFor (30s); negative is invalid.
 	OpenFor time.Duration
 
-	// MaxEndpoints caps the records the guard keeps. Zero means 4096.
+	// MaxEndpoints caps the records the guard keeps. Zero means
+	// DefaultMaxEndpoints (4096); negative is invalid, since a guard
+	// without a bound on its memory is not on offer.
 	MaxEndpoints int
 
 	// IdleTTL is how long a closed record with no tickets out may sit
-	// unused before it is pruned. Zero means 10m.
+	// unused before it is pruned. Zero means DefaultIdleTTL (10m);
+	// negative is invalid.
 	IdleTTL time.Duration
 
 	// Now is the clock. It is called with an endpoint's lock held, so it
@@ -54,38 +67,41 @@ type Config struct {
 	OnTransition func(endpoint string, from, to State)
 }
 
-// Validate reports the first field that holds a value New cannot use.
+// Validate reports the first field that holds a value New cannot use, as
+// an *InputError whose Field is the setting's snake_case name (threshold,
+// window, open_for, max_endpoints, idle_ttl). New panics on exactly the
+// configurations Validate rejects and on no other.
 func (c Config) Validate() error {
 	switch {
 	case c.Threshold < 0:
-		return fmt.Errorf("guard: Config.Threshold is %d; want 0 (default 2) or more", c.Threshold)
+		return invalidf("threshold", "is %d; want 0 (default %d) or more", c.Threshold, DefaultThreshold)
 	case c.Window < 0:
-		return fmt.Errorf("guard: Config.Window is %v; want 0 (default 120s) or more", c.Window)
+		return invalidf("window", "is %v; want 0 (default %v) or more", c.Window, DefaultWindow)
 	case c.OpenFor < 0:
-		return fmt.Errorf("guard: Config.OpenFor is %v; want 0 (default 30s) or more", c.OpenFor)
+		return invalidf("open_for", "is %v; want 0 (default %v) or more", c.OpenFor, DefaultOpenFor)
 	case c.MaxEndpoints < 0:
-		return fmt.Errorf("guard: Config.MaxEndpoints is %d; want 0 (default 4096) or more", c.MaxEndpoints)
+		return invalidf("max_endpoints", "is %d; want 0 (default %d) or more", c.MaxEndpoints, DefaultMaxEndpoints)
 	case c.IdleTTL < 0:
-		return fmt.Errorf("guard: Config.IdleTTL is %v; want 0 (default 10m) or more", c.IdleTTL)
+		return invalidf("idle_ttl", "is %v; want 0 (default %v) or more", c.IdleTTL, DefaultIdleTTL)
 	}
 	return nil
 }
 
 func (c Config) withDefaults() Config {
 	if c.Threshold == 0 {
-		c.Threshold = 2
+		c.Threshold = DefaultThreshold
 	}
 	if c.Window == 0 {
-		c.Window = 120 * time.Second
+		c.Window = DefaultWindow
 	}
 	if c.OpenFor == 0 {
-		c.OpenFor = 30 * time.Second
+		c.OpenFor = DefaultOpenFor
 	}
 	if c.MaxEndpoints == 0 {
-		c.MaxEndpoints = 4096
+		c.MaxEndpoints = DefaultMaxEndpoints
 	}
 	if c.IdleTTL == 0 {
-		c.IdleTTL = 10 * time.Minute
+		c.IdleTTL = DefaultIdleTTL
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -29,3 +30,30 @@ func (e *OpenError) Error() string {
 
 // Is makes errors.Is(err, ErrOpen) hold.
 func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+
+// ErrInvalid is matched by every *InputError: errors.Is(err, ErrInvalid)
+// tells bad configuration or input from anything else.
+var ErrInvalid = errors.New("guard: invalid input")
+
+// InputError reports a configuration value or input the guard cannot use.
+// Field is the snake_case name of the setting as the daemon's JSON and
+// configuration file spell it (for example open_for); a boundary that
+// spells it differently renames it.
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return "guard: " + e.Reason
+	}
+	return "guard: " + e.Field + ": " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrInvalid) hold.
+func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
+func invalidf(field, format string, args ...any) error {
+	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}

@@ -247,15 +247,17 @@ func TestConfigValidate(t *testing.T) {
 		cfg   guard.Config
 		field string
 	}{
-		{guard.Config{Threshold: -1}, "Threshold"},
-		{guard.Config{Window: -time.Second}, "Window"},
-		{guard.Config{OpenFor: -1}, "OpenFor"},
-		{guard.Config{MaxEndpoints: -5}, "MaxEndpoints"},
-		{guard.Config{IdleTTL: -time.Minute}, "IdleTTL"},
+		{guard.Config{Threshold: -1}, "threshold"},
+		{guard.Config{Window: -time.Second}, "window"},
+		{guard.Config{OpenFor: -1}, "open_for"},
+		{guard.Config{MaxEndpoints: -5}, "max_endpoints"},
+		{guard.Config{IdleTTL: -time.Minute}, "idle_ttl"},
 	} {
 		err := tc.cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), "Config."+tc.field) || !strings.HasPrefix(err.Error(), "guard: ") {
-			t.Errorf("Validate(%+v) = %v; want an error naming %s", tc.cfg, err, tc.field)
+		var ie *guard.InputError
+		if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, guard.ErrInvalid) ||
+			!strings.HasPrefix(err.Error(), "guard: "+tc.field+": ") {
+			t.Errorf("Validate(%+v) = %v; want an *InputError for %s", tc.cfg, err, tc.field)
 		}
 		func() {
 			defer func() {
@@ -268,6 +270,16 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (guard.Config{}).Validate(); err != nil {
 		t.Errorf("zero Config: %v", err)
+	}
+}
+
+func TestInputErrorMessage(t *testing.T) {
+	t.Parallel()
+	if got := (&guard.InputError{Field: "open_for", Reason: "is -1s"}).Error(); got != "guard: open_for: is -1s" {
+		t.Errorf("with a field: %q", got)
+	}
+	if got := (&guard.InputError{Reason: "nothing to do"}).Error(); got != "guard: nothing to do" {
+		t.Errorf("without a field: %q", got)
 	}
 }
 

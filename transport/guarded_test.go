@@ -3,7 +3,6 @@ package transport_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -463,16 +462,31 @@ func TestResponseCarriesCallersRequest(t *testing.T) {
 
 func TestNewRejectsNegativeTimeouts(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []transport.Config{{HeaderTimeout: -1}, {IdleTimeout: -time.Second}} {
-		t.Run(fmt.Sprintf("%+v", cfg), func(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   transport.Config
+		field string
+	}{
+		{transport.Config{HeaderTimeout: -1}, "header_timeout"},
+		{transport.Config{IdleTimeout: -time.Second}, "idle_timeout"},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			var ie *transport.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field || !errors.Is(err, transport.ErrInvalid) ||
+				!strings.HasPrefix(err.Error(), "transport: "+tc.field+": is negative") {
+				t.Errorf("Validate = %v; want an *InputError for %s", err, tc.field)
+			}
 			defer func() {
-				msg := fmt.Sprint(recover())
-				if !strings.Contains(msg, "negative") {
-					t.Errorf("panic %q does not say the timeout is negative", msg)
+				r, _ := recover().(error)
+				if r == nil || r.Error() != err.Error() {
+					t.Errorf("New panicked with %v; want Validate's error", r)
 				}
 			}()
-			transport.New(cfg)
+			transport.New(tc.cfg)
 		})
+	}
+	if err := (transport.Config{}).Validate(); err != nil {
+		t.Errorf("zero Config: %v", err)
 	}
 }
 

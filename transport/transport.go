@@ -3,46 +3,12 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
 )
-
-// DefaultTimeout is what a zero HeaderTimeout or IdleTimeout becomes.
-const DefaultTimeout = 30 * time.Second
-
-// Config configures a Transport. The zero value is ready to use.
-type Config struct {
-	// Base sends the requests. nil means a clone of http.DefaultTransport.
-	// It must stop a request, and a body read, when the request's context
-	// is cancelled; http.Transport does.
-	Base http.RoundTripper
-
-	// Guard decides which endpoints may be contacted. nil means a guard of
-	// its own with guard.Config defaults, whose transitions go to Logger.
-	// A caller that supplies a guard also owns its logging, through
-	// guard.Config.OnTransition.
-	Guard *guard.Guard
-
-	// HeaderTimeout bounds the wait for response headers, per hop. Expiry
-	// counts as the host not answering. 0 means DefaultTimeout.
-	HeaderTimeout time.Duration
-
-	// IdleTimeout bounds how long one body read may wait for data; every
-	// read that makes progress starts it again, so total transfer time is
-	// never bounded. Expiry does not count against the host. 0 means
-	// DefaultTimeout.
-	IdleTimeout time.Duration
-
-	// Logger receives one line per state transition of the guard New
-	// creates when Guard is nil; it is unused otherwise. nil means
-	// slog.Default(). Lines name the endpoint (an origin) and nothing else
-	// of the URL.
-	Logger *slog.Logger
-}
 
 // Transport is an http.RoundTripper guarded per endpoint. It is safe for
 // concurrent use; create it with New. Most callers want
@@ -54,15 +20,13 @@ type Transport struct {
 	idleTimeout   time.Duration
 }
 
-// New returns a Transport for cfg. It panics with a message naming the field
-// if a timeout is negative: that is a programming error, like a negative
-// interval given to time.NewTicker.
+// New returns a Transport for cfg. It panics with the error Validate
+// returns if cfg is invalid: that is a programming error, like a negative
+// interval given to time.NewTicker. Check configuration that comes from
+// users with Validate first.
 func New(cfg Config) *Transport {
-	if cfg.HeaderTimeout < 0 {
-		panic(fmt.Sprintf("transport: Config.HeaderTimeout is negative (%v)", cfg.HeaderTimeout))
-	}
-	if cfg.IdleTimeout < 0 {
-		panic(fmt.Sprintf("transport: Config.IdleTimeout is negative (%v)", cfg.IdleTimeout))
+	if err := cfg.Validate(); err != nil {
+		panic(err)
 	}
 	t := &Transport{
 		base:          cfg.Base,
@@ -89,10 +53,10 @@ func New(cfg Config) *Transport {
 		})
 	}
 	if t.headerTimeout == 0 {
-		t.headerTimeout = DefaultTimeout
+		t.headerTimeout = DefaultHeaderTimeout
 	}
 	if t.idleTimeout == 0 {
-		t.idleTimeout = DefaultTimeout
+		t.idleTimeout = DefaultIdleTimeout
 	}
 	return t
 }
