@@ -2,6 +2,16 @@
 GO ?= go
 PKGS ?= ./...
 
+# staticcheck runs through `go run` at a pinned version, so that every
+# machine checks with the same rules and nothing needs installing first.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# The version `hostguard version` prints; without git the binary falls back
+# to the module version the go command recorded.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
+LDFLAGS := $(if $(VERSION),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Version=$(VERSION))
+
 .PHONY: test race lint bench build
 
 test:
@@ -14,10 +24,14 @@ lint:
 	$(GO) vet $(PKGS)
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+	cd bench && $(GO) mod tidy -diff
+	$(STATICCHECK) $(PKGS)
+	cd bench && $(STATICCHECK) ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bench/run.sh
 
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/hostguard ./cmd/hostguard
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/hostguard ./cmd/hostguard

@@ -440,7 +440,8 @@ func TestResponseCarriesCallersRequest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	h := fault(t, faulthost.Status(http.StatusOK))
-	ctx := context.WithValue(t.Context(), struct{}{}, "marker")
+	type markerKey struct{}
+	ctx := context.WithValue(t.Context(), markerKey{}, "marker")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL()+"/a?b=c", nil)
 	if err != nil {
 		t.Fatal(err)

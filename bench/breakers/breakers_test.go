@@ -13,7 +13,8 @@ import (
 func TestGobreakerKeepsOneBreakerPerKey(t *testing.T) {
 	t.Parallel()
 	reg := breakers.NewGobreaker(gobreaker.Settings{})
-	if reg.Breaker("http://a") != reg.Breaker("http://a") {
+	first, second := reg.Breaker("http://a"), reg.Breaker("http://a")
+	if first != second {
 		t.Fatal("two lookups of one key gave two breakers")
 	}
 	if reg.Breaker("http://a").Name() != "http://a" {
@@ -39,7 +40,8 @@ func TestGobreakerKeepsOneBreakerPerKey(t *testing.T) {
 func TestFailsafeKeepsOneBreakerPerKey(t *testing.T) {
 	t.Parallel()
 	reg := breakers.NewFailsafe(nil)
-	if reg.Breaker("http://a") != reg.Breaker("http://a") {
+	first, second := reg.Breaker("http://a"), reg.Breaker("http://a")
+	if first != second {
 		t.Fatal("two lookups of one key gave two breakers")
 	}
 	a := reg.Breaker("http://a")

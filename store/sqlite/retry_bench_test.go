@@ -12,7 +12,7 @@ import (
 )
 
 // The backlog size for the benchmarks: large enough to give the indexes a
-// realistic depth, small enough to set up in seconds. cmd/hg-retrybench
+// realistic depth, small enough to set up in seconds. bench/cmd/retrybench
 // measures at a million items.
 const retryBacklog = 20_000
 

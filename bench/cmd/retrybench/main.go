@@ -1,11 +1,11 @@
-// Command hg-retrybench loads a retry scheduler with many items (most of them
+// Command retrybench loads a retry scheduler with many items (most of them
 // waiting far in the future, as in a crawler's backlog) and measures what
 // matters at that scale: Add throughput, claim→succeed and claim→fail
 // cycles with several workers claiming in batches, Observe throughput,
 // claim latency, Stats latency and bytes on disk per item.
 //
-//	go run ./cmd/hg-retrybench -db /tmp/retry.db -n 1000000
-//	go run ./cmd/hg-retrybench -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable&search_path=hgbench' -workers 8
+//	go run ./cmd/retrybench -db /tmp/retry.db -n 1000000
+//	go run ./cmd/retrybench -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable&search_path=hgbench' -workers 8
 //
 // It prints one Markdown table; docs/benchmarks.md records the figures.
 package main
@@ -26,7 +26,7 @@ func main() {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(2)
 		}
-		fmt.Fprintln(os.Stderr, "hg-retrybench:", err)
+		fmt.Fprintln(os.Stderr, "retrybench:", err)
 		os.Exit(1)
 	}
 }

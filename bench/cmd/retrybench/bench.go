@@ -40,7 +40,7 @@ type options struct {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("hg-retrybench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("retrybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.db, "db", "", "store: an SQLite file path or a postgres:// DSN (use search_path=NAME for a schema of its own)")
 	fs.IntVar(&o.n, "n", 1_000_000, "items to load")
