@@ -10,10 +10,6 @@ import (
 	"time"
 )
 
-func init() {
-	register("budget", "show today's budget usage; admit or settle work; pause, resume, set or remove sources (budget admit|settle|pause|resume|set-source|remove-source)", runBudget)
-}
-
 type lineJSON struct {
 	Kind      string `json:"kind"`
 	Used      int64  `json:"used"`

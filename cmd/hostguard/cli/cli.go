@@ -5,7 +5,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
 )
 
 // Exit codes that scripts can rely on.
@@ -17,15 +16,32 @@ const (
 
 // command is one subcommand: a name, a one-line summary and its entry point.
 type command struct {
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) int
 }
 
-// commands is filled by the files that define each subcommand.
-var commands = map[string]command{}
+// commands is every subcommand, in the order help lists them. Each lives in
+// the file of its name.
+var commands = []command{
+	{"budget", "show today's budget usage; admit or settle work; pause, resume, set or remove sources (budget admit|settle|pause|resume|set-source|remove-source)", runBudget},
+	{"feeds", "show the feeds the leader follows, their items, or reset one (feeds items|reset)", runFeeds},
+	{"hosts", "list hosts the daemon tracks (--view healthy|available|unhealthy|backoff|all), or show one", runHosts},
+	{"items", "work with the retry queue: add, claim, stats, get, succeed, fail, release, extend, observe", runItems},
+	{"migrate", "create or upgrade a store's schema and print its version", runMigrate},
+	{"reset", "forget the failures of a URL's endpoint so the next request goes through", runReset},
+	{"serve", "run the daemon: JSON API, guarded fetch, forward proxy, metrics, status page", runServe},
+	{"status", "show open endpoints, hosts in backoff, the retry queue, leadership and feeds of a running daemon", runStatus},
+	{"version", "print the version of this binary", runVersion},
+}
 
-func register(name, summary string, run func(args []string, stdout, stderr io.Writer) int) {
-	commands[name] = command{summary: summary, run: run}
+// lookup returns the command called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // Main runs the subcommand named by args[0] and returns the process exit code.
@@ -37,7 +53,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "hostguard: unknown command %q\n\n", args[0])
 		usage(stderr)
@@ -50,12 +66,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: hostguard <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 }

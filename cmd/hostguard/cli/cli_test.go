@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,5 +24,28 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
 		t.Fatalf("stderr %q does not name the unknown command", errb.String())
+	}
+}
+
+// TestHelpListsEveryCommandInOrder: help lists the command table sorted by
+// name, each command once, and every listed command runs.
+func TestHelpListsEveryCommandInOrder(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"help"}, &out, &errb); code != ExitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	var listed []string
+	for _, line := range strings.Split(errb.String(), "\n") {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  ") && len(f) > 1 {
+			listed = append(listed, f[0])
+		}
+	}
+	if len(listed) != len(commands) || !slices.IsSorted(listed) {
+		t.Fatalf("help lists %v; want the %d commands sorted by name", listed, len(commands))
+	}
+	for _, name := range listed {
+		if _, ok := lookup(name); !ok {
+			t.Errorf("help lists %q, which does not run", name)
+		}
 	}
 }

@@ -8,10 +8,6 @@ import (
 	"time"
 )
 
-func init() {
-	register("feeds", "show the feeds the leader follows, their items, or reset one (feeds items|reset)", runFeeds)
-}
-
 type feedJSON struct {
 	Name         string     `json:"name"`
 	Configured   bool       `json:"configured"`

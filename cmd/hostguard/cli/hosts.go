@@ -7,10 +7,6 @@ import (
 	"time"
 )
 
-func init() {
-	register("hosts", "list hosts the daemon tracks (--view healthy|available|unhealthy|backoff|all), or show one", runHosts)
-}
-
 type hostJSON struct {
 	Name             string    `json:"name"`
 	Display          string    `json:"display"`

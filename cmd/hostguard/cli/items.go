@@ -10,10 +10,6 @@ import (
 	"time"
 )
 
-func init() {
-	register("items", "work with the retry queue: add, claim, stats, get, succeed, fail, release, extend, observe", runItems)
-}
-
 type leaseJSON struct {
 	ID        string    `json:"id"`
 	Lease     string    `json:"lease"`

@@ -8,10 +8,6 @@ import (
 	"github.com/hostguard/hostguard"
 )
 
-func init() {
-	register("migrate", "create or upgrade a store's schema and print its version", runMigrate)
-}
-
 func runMigrate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("migrate", "", "Opens the store, applies any schema migrations it lacks and prints the schema version. It does not need a running daemon; on PostgreSQL, nodes may run it at the same time.", stderr)
 	db := fs.String("db", envOr("HOSTGUARD_DB", ""), "store: an SQLite file `path` or postgres://user@host/db (env HOSTGUARD_DB; default the serve default)")

@@ -8,10 +8,6 @@ import (
 	"github.com/hostguard/hostguard/guard"
 )
 
-func init() {
-	register("reset", "forget the failures of a URL's endpoint so the next request goes through", runReset)
-}
-
 func runReset(args []string, stdout, stderr io.Writer) int {
 	cmd := newDaemonCommand("reset", "URL", "Resets the connectivity guard of URL's endpoint (its origin) in a running daemon. Only the origin is used; the rest of the URL is neither sent in a log line nor printed.", stdout, stderr)
 	pos, code, ok := cmd.parse(args)

@@ -26,10 +26,6 @@ import (
 	"github.com/hostguard/hostguard/server"
 )
 
-func init() {
-	register("serve", "run the daemon: JSON API, guarded fetch, forward proxy, metrics, status page", runServe)
-}
-
 // Defaults of `hostguard serve` with no flags.
 const (
 	defaultListen      = "127.0.0.1:7411"

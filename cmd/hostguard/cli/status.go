@@ -7,10 +7,6 @@ import (
 	"strconv"
 )
 
-func init() {
-	register("status", "show open endpoints, hosts in backoff, the retry queue, leadership and feeds of a running daemon", runStatus)
-}
-
 // statusJSON is the part of GET /v1/status the table shows.
 type statusJSON struct {
 	Guard struct {

@@ -10,10 +10,6 @@ import (
 // Version is set at build time with -ldflags "-X github.com/hostguard/hostguard/cmd/hostguard/cli.Version=v1.2.3".
 var Version = ""
 
-func init() {
-	register("version", "print the version of this binary", runVersion)
-}
-
 // version returns the build version: the -ldflags value, else the module
 // version recorded by the go command, else "devel".
 func version() string {
