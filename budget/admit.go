@@ -18,8 +18,28 @@ type AdmitParams struct {
 	// Kind says which allowance pays. Required.
 	Kind Kind `json:"kind"`
 	// Cost is how much the request uses: requests (0 means 1), or for
-	// KindBytes the bytes to reserve (required).
+	// KindBytes the bytes to reserve (required). At most MaxAmount.
 	Cost int64 `json:"cost,omitempty"`
+}
+
+// validate checks what can be checked without the configuration.
+func (p AdmitParams) validate() error {
+	if !p.Kind.valid() {
+		_, err := ParseKind(string(p.Kind))
+		return err
+	}
+	if p.Kind == KindBytes && p.Cost == 0 {
+		return invalid("cost", "is 0; a %s admission needs the bytes to reserve", KindBytes)
+	}
+	if err := checkAmount("cost", p.Cost, "0 (one request)"); err != nil {
+		return err
+	}
+	if p.Source != "" {
+		if err := checkName("source", p.Source); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Grant is an admission. For KindBytes it is a reservation, with an ID, that
@@ -168,23 +188,11 @@ type plan struct {
 //     never refused, not even while paused; it pushes the source's next
 //     background slot to at least now + pace.
 func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*plan, error) {
-	if !p.Kind.valid() {
-		_, err := ParseKind(string(p.Kind))
+	if err := p.validate(); err != nil {
 		return nil, err
-	}
-	if p.Cost < 0 {
-		return nil, fmt.Errorf("budget: %s cost is %d; want 0 (one request) or more", p.Kind, p.Cost)
-	}
-	if p.Kind == KindBytes && p.Cost == 0 {
-		return nil, fmt.Errorf("budget: a %s admission needs Cost, the bytes to reserve", KindBytes)
 	}
 	if p.Cost == 0 {
 		p.Cost = 1
-	}
-	if p.Source != "" {
-		if err := validName(p.Source); err != nil {
-			return nil, err
-		}
 	}
 	snap := b.snap.Load()
 	today := utcDay(now)
@@ -217,7 +225,7 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 
 	case p.Kind.FromSource():
 		if p.Source == "" {
-			return nil, fmt.Errorf("budget: a %s admission needs a Source", p.Kind)
+			return nil, invalid("source", "is empty; a %s admission needs a source", p.Kind)
 		}
 		if src == nil {
 			return nil, fmt.Errorf("%w %q", ErrUnknownSource, p.Source)

@@ -143,6 +143,25 @@ func TestPacing(t *testing.T) {
 	}
 }
 
+func TestAnyNegativePaceTurnsPacingOff(t *testing.T) {
+	t.Parallel()
+	src := smallSource()
+	src.Pace = -time.Hour
+	f := setup(t, budget.Config{Sources: []budget.Source{src}})
+	p := budget.AdmitParams{Source: "idx", Kind: budget.KindHeadPoll}
+	for i := range 3 {
+		if _, err := f.b.Admit(ctx(t), p); err != nil {
+			t.Fatalf("admission %d at one instant: %v; want no pacing", i, err)
+		}
+	}
+	if got := f.b.Sources()[0].Pace; got != budget.NoPace {
+		t.Fatalf("Sources reports pace %v; want NoPace", got)
+	}
+	if s := f.source(t, "idx"); s.Pace != 0 {
+		t.Fatalf("report shows pace %v; want 0 (not paced)", s.Pace)
+	}
+}
+
 func TestExhaustionComesBeforePacing(t *testing.T) {
 	t.Parallel()
 	src := smallSource()
@@ -425,23 +444,31 @@ func TestBadInputChangesNothing(t *testing.T) {
 	f := setup(t, budget.Config{Sources: []budget.Source{smallSource()}})
 	before := f.report(t)
 	tests := []struct {
-		p    budget.AdmitParams
-		want string
+		p     budget.AdmitParams
+		field string // "" for an error that is not an InputError
+		want  string
 	}{
-		{budget.AdmitParams{Source: "idx", Kind: "poll"}, `unknown kind "poll"`},
-		{budget.AdmitParams{Source: "idx"}, "unknown kind"},
-		{budget.AdmitParams{Source: "idx", Kind: budget.KindSearch, Cost: -1}, "cost is -1"},
-		{budget.AdmitParams{Kind: budget.KindBytes}, "needs Cost"},
-		{budget.AdmitParams{Kind: budget.KindSearch}, "needs a Source"},
-		{budget.AdmitParams{Source: "nope", Kind: budget.KindSearch}, "unknown source"},
-		{budget.AdmitParams{Source: " idx", Kind: budget.KindValidation}, "surrounding space"},
-		{budget.AdmitParams{Source: "a\nb", Kind: budget.KindValidation}, "control character"},
-		{budget.AdmitParams{Source: strings.Repeat("x", 300), Kind: budget.KindValidation}, "longer than"},
+		{budget.AdmitParams{Source: "idx", Kind: "poll"}, "kind", `unknown kind "poll"`},
+		{budget.AdmitParams{Source: "idx"}, "kind", "unknown kind"},
+		{budget.AdmitParams{Source: "idx", Kind: budget.KindSearch, Cost: -1}, "cost", "is -1"},
+		{budget.AdmitParams{Source: "idx", Kind: budget.KindSearch, Cost: budget.MaxAmount + 1}, "cost", "up to 9007199254740992"},
+		{budget.AdmitParams{Kind: budget.KindBytes}, "cost", "needs the bytes to reserve"},
+		{budget.AdmitParams{Kind: budget.KindSearch}, "source", "needs a source"},
+		{budget.AdmitParams{Source: "nope", Kind: budget.KindSearch}, "", "unknown source"},
+		{budget.AdmitParams{Source: " idx", Kind: budget.KindValidation}, "source", "surrounding space"},
+		{budget.AdmitParams{Source: "a\nb", Kind: budget.KindValidation}, "source", "control character"},
+		{budget.AdmitParams{Source: "a\x00b", Kind: budget.KindValidation}, "source", "NUL byte"},
+		{budget.AdmitParams{Source: "a\xffb", Kind: budget.KindValidation}, "source", "not valid UTF-8"},
+		{budget.AdmitParams{Source: strings.Repeat("x", 300), Kind: budget.KindValidation}, "source", "longer than"},
 	}
 	for _, tt := range tests {
 		_, err := f.b.Admit(ctx(t), tt.p)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "budget: ") {
 			t.Errorf("Admit(%+v) = %v; want a budget: error containing %q", tt.p, err, tt.want)
+		}
+		var ie *budget.InputError
+		if isInput := errors.As(err, &ie); isInput != (tt.field != "") || isInput && (ie.Field != tt.field || !errors.Is(err, budget.ErrInvalid)) {
+			t.Errorf("Admit(%+v) = %#v; want an InputError for field %q matching ErrInvalid", tt.p, err, tt.field)
 		}
 	}
 	after := f.report(t)
@@ -459,25 +486,32 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 	t.Parallel()
 	st := sqlitetest.Open(t)
 	tests := []struct {
-		cfg  budget.Config
-		want string
+		cfg   budget.Config
+		field string
+		want  string
 	}{
-		{budget.Config{HeadPollEvery: -time.Second}, "Config.HeadPollEvery"},
-		{budget.Config{HeadPollEvery: 25 * time.Hour}, "Config.HeadPollEvery"},
-		{budget.Config{KeepDays: -1}, "Config.KeepDays"},
-		{budget.Config{Limits: budget.Limits{Bytes: budget.Int(-1)}}, "Limits.Bytes"},
-		{budget.Config{Sources: []budget.Source{{}}}, "source name is empty"},
-		{budget.Config{Sources: []budget.Source{{Name: "a"}, {Name: "a"}}}, "listed twice"},
-		{budget.Config{Sources: []budget.Source{{Name: "a", OwnerDailyLimit: budget.Int(-5)}}}, "OwnerDailyLimit"},
-		{budget.Config{Sources: []budget.Source{{Name: "a", ReportedDailyLimit: budget.Int(-5)}}}, "ReportedDailyLimit"},
-		{budget.Config{Sources: []budget.Source{{Name: "a", Share: 7}}}, "Share"},
-		{budget.Config{Sources: []budget.Source{{Name: "a", ReservePercent: budget.Int(101)}}}, "ReservePercent"},
-		{budget.Config{Sources: []budget.Source{{Name: "a", Pace: -time.Second}}}, "Pace"},
+		{budget.Config{HeadPollEvery: -time.Second}, "head_poll_every", "-1s"},
+		{budget.Config{HeadPollEvery: 25 * time.Hour}, "head_poll_every", "25h"},
+		{budget.Config{KeepDays: -1}, "keep_days", "-1"},
+		{budget.Config{KeepDays: budget.MaxKeepDays + 1}, "keep_days", "3661"},
+		{budget.Config{Limits: budget.Limits{Bytes: budget.Int(-1)}}, "bytes", "-1"},
+		{budget.Config{Limits: budget.Limits{Total: budget.Int(budget.MaxAmount + 1)}}, "total", "9007199254740993"},
+		{budget.Config{Sources: []budget.Source{{}}}, "sources[0].name", "is empty"},
+		{budget.Config{Sources: []budget.Source{{Name: "a"}, {Name: "a"}}}, "sources[1].name", "listed twice"},
+		{budget.Config{Sources: []budget.Source{{Name: "a", OwnerDailyLimit: budget.Int(-5)}}}, "sources[0].owner_daily_limit", "-5"},
+		{budget.Config{Sources: []budget.Source{{Name: "a", ReportedDailyLimit: budget.Int(-5)}}}, "sources[0].reported_daily_limit", "-5"},
+		{budget.Config{Sources: []budget.Source{{Name: "a", Share: 7}}}, "sources[0].share", "7"},
+		{budget.Config{Sources: []budget.Source{{Name: "a", ReservePercent: budget.Int(101)}}}, "sources[0].reserve_percent", "101"},
+		{budget.Config{Sources: []budget.Source{{Name: "ok"}, {Name: "a", Pace: 25 * time.Hour}}}, "sources[1].pace", "25h"},
 	}
 	for _, tt := range tests {
 		_, err := budget.New(st, tt.cfg)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("New(%+v) = %v; want an error naming %q", tt.cfg, err, tt.want)
+		var ie *budget.InputError
+		if !errors.As(err, &ie) || ie.Field != tt.field || !strings.Contains(ie.Reason, tt.want) || !errors.Is(err, budget.ErrInvalid) {
+			t.Errorf("New(%+v) = %v; want an InputError naming %q with %q", tt.cfg, err, tt.field, tt.want)
+		}
+		if vErr := tt.cfg.Validate(); vErr == nil || vErr.Error() != err.Error() {
+			t.Errorf("Validate() = %v; want what New says, %v", vErr, err)
 		}
 	}
 	if _, err := budget.New(nil, budget.Config{}); err == nil {
@@ -487,11 +521,12 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.SetSource(budget.Source{Name: "a", Pace: -2}); err == nil {
+	if err := b.SetSource(budget.Source{Name: "a", Pace: budget.MaxPace + 1}); err == nil {
 		t.Error("SetSource accepted a bad pace")
 	}
-	if err := b.SetLimits(budget.Limits{Total: budget.Int(-1)}); err == nil || !strings.Contains(err.Error(), "Limits.Total") {
-		t.Errorf("SetLimits: %v; want an error naming Limits.Total", err)
+	var ie *budget.InputError
+	if err := b.SetLimits(budget.Limits{Total: budget.Int(-1)}); !errors.As(err, &ie) || ie.Field != "total" {
+		t.Errorf("SetLimits: %v; want an error naming total", err)
 	}
 	if len(b.Sources()) != 0 || b.Limits().Total != nil {
 		t.Error("rejected changes were applied")

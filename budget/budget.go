@@ -52,20 +52,20 @@ type snapshot struct {
 	loaded bool
 }
 
-// New returns a Budget over st. It checks cfg and names the bad field. The
+// New returns a Budget over st. It checks cfg as Config.Validate does. The
 // overrides stored in st are read at the first admission (or Refresh).
 func New(st Store, cfg Config) (*Budget, error) {
 	if st == nil {
 		return nil, errors.New("budget: nil Store")
 	}
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	b := &Budget{st: st, now: cfg.Now, batch: batcher{st: st}}
 	b.baseSources = make(map[string]Source, len(cfg.Sources))
 	for _, s := range cfg.Sources {
-		b.baseSources[s.Name] = s
+		b.baseSources[s.Name] = s.normalized()
 	}
 	b.base = cfg
 	b.base.Sources = nil
@@ -99,9 +99,10 @@ func build(cfg Config, srcs map[string]Source, paused bool) *snapshot {
 // daemon adds one for each configured feed). A stored override of the
 // same name still wins.
 func (b *Budget) AddBaseSource(s Source) (bool, error) {
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return false, err
 	}
+	s = s.normalized()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.baseSources[s.Name]; ok {
@@ -124,9 +125,10 @@ func (b *Budget) AddBaseSource(s Source) (bool, error) {
 // the same name (the base's too, until RemoveSource), on every node that
 // shares the store. Usage already counted today stays counted.
 func (b *Budget) SetSource(s Source) error {
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return err
 	}
+	s = s.normalized()
 	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
 		if o.Sources == nil {
 			o.Sources = map[string]*sourceOverride{}
@@ -176,7 +178,7 @@ func (b *Budget) Sources() []Source {
 
 // SetLimits replaces the cluster-wide allowances, on every node.
 func (b *Budget) SetLimits(l Limits) error {
-	if err := l.validate(); err != nil {
+	if err := l.Validate(); err != nil {
 		return err
 	}
 	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
@@ -218,8 +220,8 @@ func (b *Budget) Paused() bool { return b.snap.Load().paused }
 // "unlimited" rather than "none". A report that changes nothing writes
 // nothing.
 func (b *Budget) ReportLimit(source string, n int64) error {
-	if n < 0 {
-		return fmt.Errorf("budget: source %q reported a negative daily limit %d", source, n)
+	if err := checkAmount("reported_daily_limit", n, "0 (not known)"); err != nil {
+		return err
 	}
 	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
 		r, ok := eff.sources[source]

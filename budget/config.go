@@ -1,11 +1,11 @@
 package budget
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // Defaults. Each is what a zero (or nil) config field turns into.
@@ -24,17 +24,40 @@ const (
 	// DefaultKeepDays is how many days of usage Prune keeps.
 	DefaultKeepDays = 35
 
+	// DefaultValidation, DefaultCandidate, DefaultDescriptor and
+	// DefaultBytes are the cluster-wide daily allowances of Limits.
 	DefaultValidation = 100
 	DefaultCandidate  = 20
 	DefaultDescriptor = 20
 	DefaultBytes      = 512 << 20
 )
 
-// NoPace is the Source.Pace that turns pacing off for a source.
-const NoPace time.Duration = -1
+// Maxima of the numbers a Budget takes. Beyond them a value is a unit slip
+// or an attack, and accepting it would let sums overflow.
+const (
+	// MaxAmount bounds every amount: daily limits, allowances, costs,
+	// settled actuals, and so every stored counter and reported figure.
+	// 2^53 bytes are 8 PiB, far beyond any day's traffic, and 2^53 is the
+	// largest integer that JSON readers using floating point keep exact.
+	// Counters that only record stop growing at MaxAmount rather than
+	// overflow, and sums in a Report stop at it too.
+	MaxAmount int64 = 1 << 53
+	// MaxPace bounds Source.Pace: one request a day is the gentlest
+	// schedule that still makes sense.
+	MaxPace = 24 * time.Hour
+	// MaxHeadPollEvery bounds Config.HeadPollEvery.
+	MaxHeadPollEvery = 24 * time.Hour
+	// MaxKeepDays bounds Config.KeepDays (ten years).
+	MaxKeepDays = 3660
+	// MaxSourceNameBytes bounds source names: they become store keys and
+	// log fields. See ValidateSourceName for the whole rule.
+	MaxSourceNameBytes = 200
+)
 
-// maxName bounds source names: they become store keys and log fields.
-const maxName = 200
+// NoPace is a Source.Pace that turns pacing off for a source. Any negative
+// Pace does the same, as "off" is spelled everywhere in hostguard; NoPace
+// is the one Sources reports.
+const NoPace time.Duration = -1
 
 // Share is how much of a source's daily limit background work may spend.
 type Share int
@@ -72,7 +95,7 @@ func ParseShare(s string) (Share, error) {
 	case "unlimited":
 		return ShareUnlimited, nil
 	}
-	return 0, fmt.Errorf("budget: unknown share %q (want gentle, normal or unlimited)", s)
+	return 0, invalid("share", "unknown share %q; want gentle, normal or unlimited", clip(s))
 }
 
 // Int returns a pointer to n, for the optional numbers in Source and Limits
@@ -83,15 +106,15 @@ func Int(n int64) *int64 { return &n }
 // budget protects.
 type Source struct {
 	// Name identifies the source in admissions, reports and the store.
-	// Required; at most 200 characters, no control characters.
+	// Required; see ValidateSourceName.
 	Name string `json:"name"`
 	// OwnerDailyLimit is the daily API limit the owner says the source
 	// allows. nil: not set, ReportedDailyLimit or DefaultDailyLimit applies.
-	// 0 disables all background work on the source.
+	// 0 disables all background work on the source. At most MaxAmount.
 	OwnerDailyLimit *int64 `json:"owner_daily_limit,omitempty"`
 	// ReportedDailyLimit is the daily limit the source itself reports (for
 	// example in a Newznab caps answer). nil: not reported. Used only when
-	// OwnerDailyLimit is nil. See Budget.ReportLimit.
+	// OwnerDailyLimit is nil. At most MaxAmount. See Budget.ReportLimit.
 	ReportedDailyLimit *int64 `json:"reported_daily_limit,omitempty"`
 	// Share is the profile: the zero value is ShareNormal (10 %).
 	Share Share `json:"share"`
@@ -100,12 +123,14 @@ type Source struct {
 	// nothing back. Ignored by the other shares.
 	ReservePercent *int64 `json:"reserve_percent,omitempty"`
 	// Pace is the least time between two requests to this source, across
-	// all nodes. 0: DefaultPace (3 s). NoPace turns pacing off.
+	// all nodes. 0: DefaultPace (3 s). Negative (NoPace): no pacing. At
+	// most MaxPace (24 h).
 	Pace time.Duration `json:"pace"`
 }
 
 // Limits are the cluster-wide daily allowances. A nil field takes its
-// default; a zero field disables that work.
+// default; a zero field disables that work. No field may be negative or
+// above MaxAmount.
 type Limits struct {
 	// Total caps the sum of all sources' background requests. nil: the sum
 	// of the sources' allowances (so it never binds). 0 stops all source
@@ -134,10 +159,10 @@ type Config struct {
 	Paused bool
 	// HeadPollEvery is the head-poll interval a source gets when its
 	// allowance has room for it (see PollInterval). 0: DefaultHeadPollEvery
-	// (30 min). At most 24 h.
+	// (30 min). At most MaxHeadPollEvery (24 h).
 	HeadPollEvery time.Duration
 	// KeepDays is how many days of usage and grants Prune keeps, today
-	// included. 0: DefaultKeepDays (35).
+	// included. 0: DefaultKeepDays (35). At most MaxKeepDays.
 	KeepDays int
 	// Now is the clock for every time decision. nil: time.Now.
 	Now func() time.Time
@@ -156,76 +181,123 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-func (c Config) validate() error {
-	if c.HeadPollEvery < 0 || c.HeadPollEvery > 24*time.Hour {
-		return fmt.Errorf("budget: Config.HeadPollEvery is %v; want between 0 (default) and 24h", c.HeadPollEvery)
+// Validate checks c as New does and returns an *InputError naming the first
+// bad field as the configuration file spells it ("head_poll_every",
+// "total", "sources[2].share").
+func (c Config) Validate() error {
+	switch {
+	case c.HeadPollEvery < 0 || c.HeadPollEvery > MaxHeadPollEvery:
+		return invalid("head_poll_every", "is %v; want 0 (default %v) up to %v", c.HeadPollEvery, DefaultHeadPollEvery, MaxHeadPollEvery)
+	case c.KeepDays < 0 || c.KeepDays > MaxKeepDays:
+		return invalid("keep_days", "is %d; want 0 (default %d) up to %d", c.KeepDays, DefaultKeepDays, MaxKeepDays)
 	}
-	if c.KeepDays < 0 {
-		return fmt.Errorf("budget: Config.KeepDays is %d; want 0 (default) or more", c.KeepDays)
-	}
-	if err := c.Limits.validate(); err != nil {
+	if err := c.Limits.Validate(); err != nil {
 		return err
 	}
-	seen := make(map[string]bool, len(c.Sources))
+	seen := make(map[string]int, len(c.Sources))
 	for i, s := range c.Sources {
-		if err := s.validate(); err != nil {
-			return fmt.Errorf("%w (Config.Sources[%d])", err, i)
+		at := fmt.Sprintf("sources[%d]", i)
+		if err := s.Validate(); err != nil {
+			return under(at, err)
 		}
-		if seen[s.Name] {
-			return fmt.Errorf("budget: Config.Sources[%d]: source %q is listed twice", i, s.Name)
+		if j, dup := seen[s.Name]; dup {
+			return invalid(at+".name", "source %q is listed twice (also sources[%d])", s.Name, j)
 		}
-		seen[s.Name] = true
+		seen[s.Name] = i
 	}
 	return nil
 }
 
-func (l Limits) validate() error {
+// Validate checks l as SetLimits does and returns an *InputError naming the
+// bad field ("total", "validation", "candidate", "descriptor", "bytes").
+func (l Limits) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    *int64
-	}{{"Total", l.Total}, {"Validation", l.Validation}, {"Candidate", l.Candidate}, {"Descriptor", l.Descriptor}, {"Bytes", l.Bytes}} {
-		if f.v != nil && *f.v < 0 {
-			return fmt.Errorf("budget: Limits.%s is %d; want nil (default), 0 (disabled) or more", f.name, *f.v)
+	}{{"total", l.Total}, {"validation", l.Validation}, {"candidate", l.Candidate}, {"descriptor", l.Descriptor}, {"bytes", l.Bytes}} {
+		if f.v != nil {
+			if err := checkAmount(f.name, *f.v, "nil (default), 0 (disabled)"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// Validate checks s as SetSource does, naming the bad field.
-func (s Source) Validate() error { return s.validate() }
-
-func (s Source) validate() error {
-	if err := validName(s.Name); err != nil {
-		return err
-	}
-	if s.OwnerDailyLimit != nil && *s.OwnerDailyLimit < 0 {
-		return fmt.Errorf("budget: source %q: OwnerDailyLimit is %d; want nil, 0 (disabled) or more", s.Name, *s.OwnerDailyLimit)
-	}
-	if s.ReportedDailyLimit != nil && *s.ReportedDailyLimit < 0 {
-		return fmt.Errorf("budget: source %q: ReportedDailyLimit is %d; want nil or 0 or more", s.Name, *s.ReportedDailyLimit)
-	}
-	if s.Share < ShareNormal || s.Share > ShareUnlimited {
-		return fmt.Errorf("budget: source %q: Share is %d; want ShareNormal, ShareGentle or ShareUnlimited", s.Name, int(s.Share))
-	}
-	if s.ReservePercent != nil && (*s.ReservePercent < 0 || *s.ReservePercent > 100) {
-		return fmt.Errorf("budget: source %q: ReservePercent is %d; want nil (default 10) or 0 to 100", s.Name, *s.ReservePercent)
-	}
-	if s.Pace < 0 && s.Pace != NoPace {
-		return fmt.Errorf("budget: source %q: Pace is %v; want 0 (default 3s), a positive duration or NoPace", s.Name, s.Pace)
+// checkAmount applies the range 0..MaxAmount to an amount; low says what
+// the small values mean.
+func checkAmount(field string, v int64, low string) error {
+	if v < 0 || v > MaxAmount {
+		return invalid(field, "is %d; want %s or more, up to %d", v, low, MaxAmount)
 	}
 	return nil
 }
 
-func validName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("budget: source name is empty")
-	case len(name) > maxName:
-		return fmt.Errorf("budget: source name %q... is longer than %d bytes", name[:40], maxName)
-	case strings.TrimSpace(name) != name:
-		return fmt.Errorf("budget: source name %q has surrounding space", name)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("budget: source name %q has a control character", name)
+// Validate checks s as SetSource does and returns an *InputError naming the
+// bad field ("name", "owner_daily_limit", "reported_daily_limit", "share",
+// "reserve_percent", "pace").
+func (s Source) Validate() error {
+	if err := ValidateSourceName(s.Name); err != nil {
+		return err
+	}
+	if s.OwnerDailyLimit != nil {
+		if err := checkAmount("owner_daily_limit", *s.OwnerDailyLimit, "nil (not set), 0 (disabled)"); err != nil {
+			return err
+		}
+	}
+	if s.ReportedDailyLimit != nil {
+		if err := checkAmount("reported_daily_limit", *s.ReportedDailyLimit, "nil (not reported), 0"); err != nil {
+			return err
+		}
+	}
+	if s.Share < ShareNormal || s.Share > ShareUnlimited {
+		return invalid("share", "is %d; want ShareNormal, ShareGentle or ShareUnlimited", int(s.Share))
+	}
+	if s.ReservePercent != nil && (*s.ReservePercent < 0 || *s.ReservePercent > 100) {
+		return invalid("reserve_percent", "is %d; want nil (default %d) or 0 to 100", *s.ReservePercent, DefaultReservePercent)
+	}
+	if s.Pace > MaxPace {
+		return invalid("pace", "is %v; want 0 (default %v), negative (no pacing) or up to %v", s.Pace, DefaultPace, MaxPace)
 	}
 	return nil
+}
+
+// normalized returns s as a Budget keeps it: every negative Pace is
+// NoPace.
+func (s Source) normalized() Source {
+	if s.Pace < 0 {
+		s.Pace = NoPace
+	}
+	return s
+}
+
+// ValidateSourceName checks a source name and returns an *InputError with
+// Field "name" if it is empty, longer than MaxSourceNameBytes bytes, has
+// surrounding white space, or is not clean text (a NUL byte, invalid UTF-8
+// or a control character). Feed names follow the same rule, since a feed
+// is paid from the source of its name.
+func ValidateSourceName(name string) error { return checkName("name", name) }
+
+func checkName(field, name string) error {
+	switch {
+	case name == "":
+		return invalid(field, "is empty")
+	case len(name) > MaxSourceNameBytes:
+		return invalid(field, "is %d bytes, longer than %d", len(name), MaxSourceNameBytes)
+	}
+	if err := inputtext.Check(name); err != nil {
+		return invalid(field, "%v", err)
+	}
+	if strings.TrimSpace(name) != name {
+		return invalid(field, "%q has surrounding space", name)
+	}
+	return nil
+}
+
+// clip shortens a value quoted in a reason.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }

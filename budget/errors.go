@@ -99,3 +99,49 @@ func (e *PacedError) Error() string {
 
 // Is makes errors.Is(err, ErrPaced) true.
 func (e *PacedError) Is(target error) bool { return target == ErrPaced }
+
+// ErrInvalid is matched (with errors.Is) by every error that rejects a
+// caller's input. Such an error is an *InputError naming the input, and
+// the call changed nothing.
+var ErrInvalid = errors.New("budget: invalid input")
+
+// InputError reports input the budget cannot take. Field is the snake_case
+// name of the input as the daemon's JSON and its configuration file spell
+// it ("source", "cost", "owner_daily_limit", "sources[2].share"); it is
+// empty when the input as a whole is wrong. Reason says what is wrong with
+// it and never repeats a value that may be long. An InputError matches
+// ErrInvalid.
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+// Error reads "budget: <field>: <reason>", or "budget: <reason>" without a
+// field.
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return "budget: " + e.Reason
+	}
+	return "budget: " + e.Field + ": " + e.Reason
+}
+
+// Is makes every InputError match ErrInvalid.
+func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// under places an InputError's field below prefix ("sources[2]" and "share"
+// make "sources[2].share"); other errors pass unchanged.
+func under(prefix string, err error) error {
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	field := prefix
+	if ie.Field != "" {
+		field = prefix + "." + ie.Field
+	}
+	return &InputError{Field: field, Reason: ie.Reason}
+}

@@ -38,13 +38,14 @@ func ValidGrantID(id string) bool {
 // Any node may settle any reservation. Repeating the same call is harmless;
 // settling again with another figure fails with ErrGrantClosed. A
 // reservation whose UTC day is over can no longer be settled
-// (ErrGrantExpired): it stays charged in full to its day.
+// (ErrGrantExpired): it stays charged in full to its day. Actual is at most
+// MaxAmount.
 func (b *Budget) Settle(ctx context.Context, id string, actual int64) error {
 	if !ValidGrantID(id) {
-		return fmt.Errorf("budget: %q is not a grant id", truncate(id))
+		return invalid("id", "%q is not a grant id", truncate(id))
 	}
-	if actual < 0 {
-		return fmt.Errorf("budget: settle %s: actual is %d; want 0 or more", id, actual)
+	if err := checkAmount("actual", actual, "0 (nothing used)"); err != nil {
+		return err
 	}
 	now := b.clock()
 	_, err := b.st.BudgetSettle(ctx, StoreSettleParams{ID: id, Actual: actual, Today: utcDay(now), Now: now})

@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -124,8 +125,11 @@ func TestSettleBadInput(t *testing.T) {
 			t.Errorf("Settle(%q): %v; want a 'not a grant id' error", id, err)
 		}
 	}
-	if err := f.b.Settle(ctx(t), g.ID, -1); err == nil || !strings.Contains(err.Error(), "actual is -1") {
-		t.Errorf("negative actual: %v", err)
+	for _, actual := range []int64{-1, budget.MaxAmount + 1} {
+		var ie *budget.InputError
+		if err := f.b.Settle(ctx(t), g.ID, actual); !errors.As(err, &ie) || ie.Field != "actual" || !strings.Contains(ie.Reason, fmt.Sprint(actual)) {
+			t.Errorf("actual %d: %v; want an InputError naming actual", actual, err)
+		}
 	}
 	unknown := "g_" + strings.Repeat("0", 32)
 	if err := f.b.Settle(ctx(t), unknown, 1); !errors.Is(err, budget.ErrGrantNotFound) {

@@ -1,9 +1,6 @@
 package budget
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Kind says what a request is for, and so which allowance pays for it.
 type Kind string
@@ -41,10 +38,7 @@ func ParseKind(s string) (Kind, error) {
 	if k.valid() {
 		return k, nil
 	}
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return "", fmt.Errorf("budget: unknown kind %q (want one of head_poll, gap_page, search, validation, candidate, descriptor, bytes, foreground)", s)
+	return "", invalid("kind", "unknown kind %q; want one of head_poll, gap_page, search, validation, candidate, descriptor, bytes, foreground", clip(s))
 }
 
 func (k Kind) valid() bool {

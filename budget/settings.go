@@ -126,7 +126,7 @@ type settingsRW interface {
 // effective merges the base with the overrides. b.mu must be held.
 func (b *Budget) effective(o overrides, gen int64) *snapshot {
 	cfg := b.base
-	if o.Limits != nil && o.Limits.validate() == nil {
+	if o.Limits != nil && o.Limits.Validate() == nil {
 		cfg.Limits = *o.Limits
 	}
 	paused := b.base.Paused
@@ -141,8 +141,8 @@ func (b *Budget) effective(o overrides, gen int64) *snapshot {
 		if ov == nil {
 			continue
 		}
-		if ov.Source != nil && ov.Source.Name == n && ov.Source.validate() == nil {
-			srcs[n] = *ov.Source
+		if ov.Source != nil && ov.Source.Name == n && ov.Source.Validate() == nil {
+			srcs[n] = ov.Source.normalized()
 		}
 		if s, ok := srcs[n]; ok && ov.Reported != nil && *ov.Reported >= 0 {
 			s.ReportedDailyLimit = nil
