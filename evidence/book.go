@@ -9,9 +9,6 @@ import (
 	"time"
 )
 
-// ErrClosed is returned by a Book's methods after Close.
-var ErrClosed = errors.New("evidence: book is closed")
-
 // Book records and reads verdicts. It is safe for concurrent use. Create it
 // with New; call Close to stop its background refresh.
 type Book struct {
@@ -41,7 +38,7 @@ func New(st Store, cfg Config) (*Book, error) {
 	if st == nil {
 		return nil, errors.New("evidence: nil Store")
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
@@ -99,20 +96,20 @@ func (b *Book) Record(ctx context.Context, c Check) error {
 }
 
 func validateCheck(c Check) error {
-	if err := checkKey("Check.Source", c.Source, false); err != nil {
+	if err := checkKey("source", c.Source, MaxSourceBytes, false); err != nil {
 		return err
 	}
-	if err := checkKey("Check.Subject", c.Subject, false); err != nil {
+	if err := checkKey("subject", c.Subject, MaxSubjectBytes, false); err != nil {
 		return err
 	}
 	if !c.Verdict.valid() {
-		return fmt.Errorf("evidence: Check.Verdict %d is not Unknown, Available or Unavailable", c.Verdict)
+		return invalid("verdict", "%d is not Unknown, Available or Unavailable", c.Verdict)
 	}
 	if !c.Reason.recordable() {
-		return fmt.Errorf("evidence: Check.Reason %q is not one of timeout, exhausted, unsupported, error", c.Reason)
+		return invalid("reason", "%q is not one of timeout, exhausted, unsupported, error", clip(string(c.Reason)))
 	}
 	if c.Verdict != Unknown && c.Reason != ReasonNone {
-		return fmt.Errorf("evidence: Check.Reason %q given with verdict %s; only Unknown carries a reason", c.Reason, c.Verdict)
+		return invalid("reason", "%q given with verdict %s; only Unknown carries a reason", c.Reason, c.Verdict)
 	}
 	return nil
 }
@@ -123,10 +120,10 @@ func (b *Book) Get(ctx context.Context, source, subject string) (Record, error) 
 	if err := b.live(); err != nil {
 		return Record{}, err
 	}
-	if err := checkKey("source", source, false); err != nil {
+	if err := checkKey("source", source, MaxSourceBytes, false); err != nil {
 		return Record{}, err
 	}
-	if err := checkKey("subject", subject, false); err != nil {
+	if err := checkKey("subject", subject, MaxSubjectBytes, false); err != nil {
 		return Record{}, err
 	}
 	fp := b.CurrentFingerprint()
@@ -169,7 +166,7 @@ func (b *Book) Summarize(ctx context.Context, subject string) (Summary, []Record
 	if err := b.live(); err != nil {
 		return Summary{}, nil, err
 	}
-	if err := checkKey("subject", subject, false); err != nil {
+	if err := checkKey("subject", subject, MaxSubjectBytes, false); err != nil {
 		return Summary{}, nil, err
 	}
 	rows, err := b.st.EvidenceSubject(ctx, b.CurrentFingerprint(), subject)
@@ -208,7 +205,7 @@ func (b *Book) InvalidatePolicy(ctx context.Context, fingerprint string) (int64,
 	if err := b.live(); err != nil {
 		return 0, err
 	}
-	if err := checkKey("fingerprint", fingerprint, true); err != nil {
+	if err := checkKey("fingerprint", fingerprint, MaxFingerprintBytes, true); err != nil {
 		return 0, err
 	}
 	// Switch first: a verdict recorded while the delete runs belongs to

@@ -216,21 +216,27 @@ func TestBadInputChangesNothing(t *testing.T) {
 	b := newBook(t, st, evidence.Config{})
 	long := strings.Repeat("x", 2000)
 	cases := []struct {
-		c    evidence.Check
-		want string
+		c     evidence.Check
+		field string
+		want  string
 	}{
-		{evidence.Check{Subject: "m", Verdict: evidence.Available}, "Check.Source is empty"},
-		{evidence.Check{Source: "a", Verdict: evidence.Available}, "Check.Subject is empty"},
-		{evidence.Check{Source: "a", Subject: long}, "Check.Subject is 2000 bytes"},
-		{evidence.Check{Source: "a", Subject: "m", Verdict: 7}, "Check.Verdict 7"},
-		{evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unknown, Reason: "bored"}, `Check.Reason "bored"`},
-		{evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unknown, Reason: evidence.ReasonExpired}, `Check.Reason "expired"`},
-		{evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unavailable, Reason: evidence.ReasonTimeout}, "only Unknown carries a reason"},
+		{evidence.Check{Subject: "m", Verdict: evidence.Available}, "source", "is empty"},
+		{evidence.Check{Source: "a", Verdict: evidence.Available}, "subject", "is empty"},
+		{evidence.Check{Source: "a", Subject: long}, "subject", "is 2000 bytes"},
+		{evidence.Check{Source: "a\x00", Subject: "m"}, "source", "NUL byte"},
+		{evidence.Check{Source: "a", Subject: "m\xff"}, "subject", "not valid UTF-8"},
+		{evidence.Check{Source: "a", Subject: "m\u0085"}, "subject", "control character U+0085"},
+		{evidence.Check{Source: "a", Subject: "m", Verdict: 7}, "verdict", "7"},
+		{evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unknown, Reason: "bored"}, "reason", `"bored"`},
+		{evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unknown, Reason: evidence.ReasonExpired}, "reason", `"expired"`},
+		{evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Unavailable, Reason: evidence.ReasonTimeout}, "reason", "only Unknown carries a reason"},
 	}
 	for _, c := range cases {
 		err := b.Record(ctx(t), c.c)
-		if err == nil || !strings.HasPrefix(err.Error(), "evidence: ") || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Record(%+v) = %v; want an error mentioning %q", c.c, err, c.want)
+		var ie *evidence.InputError
+		if err == nil || !strings.HasPrefix(err.Error(), "evidence: ") || !errors.As(err, &ie) || ie.Field != c.field ||
+			!strings.Contains(ie.Reason, c.want) || !errors.Is(err, evidence.ErrInvalid) {
+			t.Errorf("Record(%+v) = %v; want an InputError for %q mentioning %q", c.c, err, c.field, c.want)
 		}
 	}
 	if n, err := st.EvidenceCount(ctx(t)); err != nil || n != 0 {
@@ -242,9 +248,16 @@ func TestBadInputChangesNothing(t *testing.T) {
 	if _, err := b.InvalidatePolicy(ctx(t), long); err == nil || b.CurrentFingerprint() != "" {
 		t.Errorf("InvalidatePolicy(too long) = %v, fingerprint %q; want an error and no switch", err, b.CurrentFingerprint())
 	}
-	for _, cfg := range []evidence.Config{{TTL: -1}, {MaxRows: -5}, {MaxAge: -time.Second}, {Fingerprint: long}} {
-		if _, err := evidence.New(st, cfg); err == nil || !strings.Contains(err.Error(), "evidence: Config.") {
-			t.Errorf("New(%+v) = %v; want an error naming the field", cfg, err)
+	for field, cfg := range map[string]evidence.Config{
+		"ttl": {TTL: -1}, "negative_ttl": {NegativeTTL: evidence.MaxDuration + 1}, "max_rows": {MaxRows: -5},
+		"max_age": {MaxAge: -time.Second}, "fingerprint": {Fingerprint: long},
+	} {
+		var ie *evidence.InputError
+		if _, err := evidence.New(st, cfg); !errors.As(err, &ie) || ie.Field != field || !strings.HasPrefix(err.Error(), "evidence: "+field+": ") {
+			t.Errorf("New(%+v) = %v; want an error naming %s", cfg, err, field)
+		}
+		if err := cfg.Validate(); !errors.As(err, &ie) || ie.Field != field {
+			t.Errorf("Validate(%+v) = %v; want an error naming %s", cfg, err, field)
 		}
 	}
 	if _, err := evidence.New(nil, evidence.Config{}); err == nil {

@@ -1,10 +1,10 @@
 package evidence
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // Defaults for the zero fields of Config.
@@ -15,9 +15,25 @@ const (
 	DefaultMaxAge         = 15 * time.Second
 	DefaultRefreshTimeout = 30 * time.Second
 	DefaultRefreshRetry   = time.Second
-	// maxKeyLen bounds source, subject and fingerprint strings, so that a
-	// runaway caller cannot fill the table with megabyte keys.
-	maxKeyLen = 1024
+)
+
+// Limits of what a Book takes. Strings must also be clean text: no NUL
+// byte, valid UTF-8, no control character.
+const (
+	// MaxSourceBytes, MaxSubjectBytes and MaxFingerprintBytes bound the
+	// three parts of a verdict's key, so that a runaway caller cannot fill
+	// the table with megabyte keys.
+	MaxSourceBytes      = 1024
+	MaxSubjectBytes     = 1024
+	MaxFingerprintBytes = 1024
+	// MaxDuration bounds every duration of Config: beyond a year it is a
+	// unit slip.
+	MaxDuration = 366 * 24 * time.Hour
+	// MaxMaxRows bounds Config.MaxRows.
+	MaxMaxRows = 1_000_000_000
+)
+
+const (
 	// trimBatch is how many rows one Record may delete to keep the cap.
 	trimBatch = 8
 	// pruneBatch is how many rows one Prune statement deletes.
@@ -26,17 +42,22 @@ const (
 
 // Config tunes a Book. The zero value is ready to use.
 type Config struct {
-	// Fingerprint is the current policy fingerprint (see Fingerprint).
-	// Verdicts are recorded and read under it. Default "": one unnamed
-	// policy, for callers whose settings never change what a check means.
+	// Fingerprint is the policy fingerprint this node starts with (see
+	// Fingerprint): the current one until a policy is stored (see
+	// Book.InvalidatePolicy). Verdicts are recorded and read under the
+	// current one. Default "": one unnamed policy, for callers whose
+	// settings never change what a check means. At most
+	// MaxFingerprintBytes.
 	Fingerprint string
 	// TTL is how long an Available verdict counts. Default (zero) 6 h.
+	// Every duration of Config is at most MaxDuration; none may be
+	// negative.
 	TTL time.Duration
 	// NegativeTTL is how long an Unavailable verdict counts; after it, the
 	// subject reads as Unknown until checked again. Default (zero) 24 h.
 	NegativeTTL time.Duration
 	// MaxRows caps the verdict table; the oldest rows are pruned first.
-	// Default (zero) 60 000.
+	// Default (zero) 60 000. At most MaxMaxRows.
 	MaxRows int
 	// MaxAge is how old a snapshot may get before a reader triggers a
 	// background refresh. Default (zero) 15 s.
@@ -83,34 +104,42 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-func (c Config) validate() error {
-	var errs []error
-	neg := func(name string, d time.Duration) {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("evidence: Config.%s is negative (%v)", name, d))
+// Validate checks c as New does and returns an *InputError naming the first
+// bad field as the configuration file spells it ("ttl", "max_rows",
+// "fingerprint").
+func (c Config) Validate() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttl", c.TTL}, {"negative_ttl", c.NegativeTTL}, {"max_age", c.MaxAge}, {"refresh_timeout", c.RefreshTimeout}, {"refresh_retry", c.RefreshRetry}} {
+		if f.d < 0 || f.d > MaxDuration {
+			return invalid(f.name, "is %v; want 0 (the default) up to %v", f.d, MaxDuration)
 		}
 	}
-	neg("TTL", c.TTL)
-	neg("NegativeTTL", c.NegativeTTL)
-	neg("MaxAge", c.MaxAge)
-	neg("RefreshTimeout", c.RefreshTimeout)
-	neg("RefreshRetry", c.RefreshRetry)
-	if c.MaxRows < 0 {
-		errs = append(errs, fmt.Errorf("evidence: Config.MaxRows is negative (%d)", c.MaxRows))
+	if c.MaxRows < 0 || c.MaxRows > MaxMaxRows {
+		return invalid("max_rows", "is %d; want 0 (default %d) up to %d", c.MaxRows, DefaultMaxRows, MaxMaxRows)
 	}
-	if err := checkKey("Config.Fingerprint", c.Fingerprint, true); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return checkKey("fingerprint", c.Fingerprint, MaxFingerprintBytes, true)
 }
 
-// checkKey validates one key part; name says which field the caller gave.
-func checkKey(name, v string, emptyOK bool) error {
+// checkKey validates one key part; field names it as the caller gave it.
+func checkKey(field, v string, limit int, emptyOK bool) error {
 	if v == "" && !emptyOK {
-		return fmt.Errorf("evidence: %s is empty", name)
+		return invalid(field, "is empty")
 	}
-	if len(v) > maxKeyLen {
-		return fmt.Errorf("evidence: %s is %d bytes long; the limit is %d", name, len(v), maxKeyLen)
+	if len(v) > limit {
+		return invalid(field, "is %d bytes long; the limit is %d", len(v), limit)
+	}
+	if err := inputtext.Check(v); err != nil {
+		return invalid(field, "%v", err)
 	}
 	return nil
+}
+
+// clip shortens a value quoted in a reason.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }
