@@ -31,8 +31,8 @@ const LogFromFails = 4
 // Limits of Config.Schedule. Beyond them the value is almost certainly a unit
 // slip (nanoseconds for seconds, a ladder built in a loop).
 const (
-	maxScheduleSteps = 64
-	maxStep          = 366 * 24 * time.Hour
+	MaxScheduleSteps = 64
+	MaxStep          = 366 * 24 * time.Hour
 )
 
 // Config tunes a Tracker. The zero Config is ready to use: every zero field
@@ -65,16 +65,16 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Validate reports the first bad field of c, by name. New panics with the
-// same error, so callers building a Config from user input call Validate
-// first.
+// Validate checks c as New does and returns an *InputError naming the
+// first bad field as the configuration file spells it ("schedule",
+// "schedule[1]").
 func (c Config) Validate() error {
-	if len(c.Schedule) > maxScheduleSteps {
-		return fmt.Errorf("health: Config.Schedule has %d steps, more than %d", len(c.Schedule), maxScheduleSteps)
+	if len(c.Schedule) > MaxScheduleSteps {
+		return invalid("schedule", "has %d steps, more than %d", len(c.Schedule), MaxScheduleSteps)
 	}
 	for i, d := range c.Schedule {
-		if d <= 0 || d > maxStep {
-			return fmt.Errorf("health: Config.Schedule[%d] is %v; every step must be positive and at most %v", i, d, maxStep)
+		if d <= 0 || d > MaxStep {
+			return invalid(fmt.Sprintf("schedule[%d]", i), "is %v; every step must be positive and at most %v", d, MaxStep)
 		}
 	}
 	return nil

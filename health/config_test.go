@@ -1,6 +1,7 @@
 package health_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,16 +18,20 @@ func TestConfigValidate(t *testing.T) {
 		cfg  health.Config
 		want string
 	}{
-		{health.Config{Schedule: []time.Duration{time.Second, 0}}, "Config.Schedule[1]"},
-		{health.Config{Schedule: []time.Duration{-time.Second}}, "Config.Schedule[0]"},
-		{health.Config{Schedule: []time.Duration{400 * 24 * time.Hour}}, "Config.Schedule[0]"},
-		{health.Config{Schedule: make([]time.Duration, 65)}, "Config.Schedule has 65 steps"},
+		{health.Config{Schedule: []time.Duration{time.Second, 0}}, "schedule[1]"},
+		{health.Config{Schedule: []time.Duration{-time.Second}}, "schedule[0]"},
+		{health.Config{Schedule: []time.Duration{400 * 24 * time.Hour}}, "schedule[0]"},
+		{health.Config{Schedule: make([]time.Duration, 65)}, "schedule"},
 	}
 	for _, c := range bad {
 		err := c.cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Validate(%v): %v; want an error naming %q", c.cfg.Schedule, err, c.want)
+		var ie *health.InputError
+		if !errors.As(err, &ie) || ie.Field != c.want || !errors.Is(err, health.ErrInvalid) || !strings.HasPrefix(err.Error(), "health: "+c.want+": ") {
+			t.Errorf("Validate(%v): %v; want an InputError naming %q", c.cfg.Schedule, err, c.want)
 		}
+	}
+	if err := (health.Config{Schedule: make([]time.Duration, 65)}).Validate(); err == nil || !strings.Contains(err.Error(), "has 65 steps") {
+		t.Errorf("Validate(65 steps): %v; want it to say how many", err)
 	}
 }
 

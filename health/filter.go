@@ -15,7 +15,7 @@ import (
 // the removed count if it is worth a line.
 func (t *Tracker) Filter(ctx context.Context, names []string, view View) (kept []string, removed int, err error) {
 	if !view.filterable() {
-		return nil, 0, fmt.Errorf("health: Filter needs view %q or %q, not %q", Healthy, Available, view)
+		return nil, 0, invalid("view", "Filter needs view %q or %q, not %q", Healthy, Available, clip(string(view)))
 	}
 	if len(names) == 0 {
 		return []string{}, 0, nil
@@ -26,7 +26,7 @@ func (t *Tracker) Filter(ctx context.Context, names []string, view View) (kept [
 	for i, n := range names {
 		_, k, err := normalize(n)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w (names[%d])", err, i)
+			return nil, 0, renamed(fmt.Sprintf("names[%d]", i), err)
 		}
 		keys[i] = k
 		if _, dup := seen[k]; !dup {

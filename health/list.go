@@ -2,7 +2,8 @@ package health
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // DefaultListLimit and MaxListLimit bound ListParams.Limit.
@@ -21,7 +22,9 @@ type ListParams struct {
 	Limit int
 	// After continues a listing: only names after it (in byte order of the
 	// normalised name) are returned. Pass the Name of the last record of the
-	// previous page. Empty (the zero value) starts at the beginning.
+	// previous page. Empty (the zero value) starts at the beginning. At
+	// most MaxNameLen bytes of clean text (no NUL, control character or
+	// invalid UTF-8).
 	After string
 }
 
@@ -36,13 +39,19 @@ func (t *Tracker) List(ctx context.Context, p ListParams) ([]Status, error) {
 	switch p.View {
 	case Healthy, Available, Unhealthy, Backoff, All:
 	default:
-		return nil, fmt.Errorf("health: ListParams.View %q is not one of healthy, available, unhealthy, backoff, all", p.View)
+		return nil, invalid("view", "%q is not one of healthy, available, unhealthy, backoff, all", clip(string(p.View)))
 	}
 	switch {
 	case p.Limit == 0:
 		p.Limit = DefaultListLimit
 	case p.Limit < 0 || p.Limit > MaxListLimit:
-		return nil, fmt.Errorf("health: ListParams.Limit %d is out of range 1..%d (0 means %d)", p.Limit, MaxListLimit, DefaultListLimit)
+		return nil, invalid("limit", "%d is out of range 1..%d (0 means %d)", p.Limit, MaxListLimit, DefaultListLimit)
+	}
+	if len(p.After) > MaxNameLen {
+		return nil, invalid("after", "is %d bytes long, over the limit of %d", len(p.After), MaxNameLen)
+	}
+	if err := inputtext.Check(p.After); err != nil {
+		return nil, invalid("after", "%v", err)
 	}
 	now := t.cfg.Now()
 	recs, err := t.store.HealthList(ctx, StoreListParams{View: p.View, Limit: p.Limit, After: p.After, Now: dbTime(now)})

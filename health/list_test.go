@@ -1,6 +1,7 @@
 package health_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -67,15 +68,22 @@ func TestListAndCounts(t *testing.T) {
 func TestListBadParams(t *testing.T) {
 	t.Parallel()
 	b := setup(t, health.Config{})
-	for _, p := range []health.ListParams{
-		{View: "sideways"},
-		{View: "Healthy"},
-		{Limit: -1},
-		{Limit: health.MaxListLimit + 1},
+	for _, c := range []struct {
+		p     health.ListParams
+		field string
+	}{
+		{health.ListParams{View: "sideways"}, "view"},
+		{health.ListParams{View: "Healthy"}, "view"},
+		{health.ListParams{Limit: -1}, "limit"},
+		{health.ListParams{Limit: health.MaxListLimit + 1}, "limit"},
+		{health.ListParams{After: "a\x00"}, "after"},
+		{health.ListParams{After: "a\xff"}, "after"},
+		{health.ListParams{After: strings.Repeat("a", health.MaxNameLen+1)}, "after"},
 	} {
-		_, err := b.tr.List(bg(), p)
-		if err == nil || !strings.Contains(err.Error(), "ListParams.") {
-			t.Errorf("List(%+v): error %v; want one naming the field", p, err)
+		_, err := b.tr.List(bg(), c.p)
+		var ie *health.InputError
+		if !errors.As(err, &ie) || ie.Field != c.field || !errors.Is(err, health.ErrInvalid) {
+			t.Errorf("List(%+v): error %v; want one naming %s", c.p, err, c.field)
 		}
 	}
 }

@@ -1,11 +1,10 @@
 package health
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // MaxNameLen is the longest name accepted, in bytes after normalisation. It
@@ -15,11 +14,16 @@ const MaxNameLen = 255
 
 // NormalizeName returns the key under which name is stored: trimmed of
 // surrounding white space and lower-cased, so that " Example.COM" and
-// "example.com" are one host. It rejects an empty name, a name longer than
-// MaxNameLen bytes, invalid UTF-8, control characters, and a URL that
-// carries userinfo, a query or a fragment (those may hold credentials or API
-// keys, which must never be stored or logged). The error never repeats such
-// a URL.
+// "example.com" are one host.
+//
+// It refuses, with an *InputError for Field "name": an empty name, one
+// longer than MaxNameLen bytes, a NUL byte, invalid UTF-8, control
+// characters, and white space inside the name. It also refuses every
+// character that would let a name carry a credential or an API key, with
+// or without a URL scheme: '@' (userinfo, as in "user:pw@host"), '?' (a
+// query), '#' (a fragment) and '%' (any of them percent-encoded, as in
+// "user%3Apw%40host"). Those must never be stored or logged, so the error
+// never repeats the name.
 func NormalizeName(name string) (string, error) {
 	_, key, err := normalize(name)
 	return key, err
@@ -29,22 +33,28 @@ func NormalizeName(name string) (string, error) {
 func normalize(name string) (display, key string, err error) {
 	display = strings.TrimSpace(name)
 	if display == "" {
-		return "", "", errors.New("health: empty name")
+		return "", "", invalid("name", "is empty")
 	}
-	if !utf8.ValidString(display) {
-		return "", "", errors.New("health: name is not valid UTF-8")
+	if err := inputtext.Check(display); err != nil {
+		return "", "", invalid("name", "%v", err)
 	}
-	for _, r := range display {
-		if unicode.IsControl(r) {
-			return "", "", fmt.Errorf("health: name contains control character %U", r)
-		}
+	if i := strings.IndexFunc(display, unicode.IsSpace); i >= 0 {
+		return "", "", invalid("name", "contains white space; use the host name")
 	}
-	if strings.Contains(display, "://") && strings.ContainsAny(display, "@?#") {
-		return "", "", errors.New("health: name is a URL with userinfo, a query or a fragment; use the host name")
+	switch i := strings.IndexAny(display, "@?#%"); {
+	case i < 0:
+	case display[i] == '@':
+		return "", "", invalid("name", "contains '@' (userinfo); use the host name")
+	case display[i] == '?':
+		return "", "", invalid("name", "contains '?' (a query); use the host name")
+	case display[i] == '#':
+		return "", "", invalid("name", "contains '#' (a fragment); use the host name")
+	default:
+		return "", "", invalid("name", "contains '%%' (an encoded character); use the host name as it is")
 	}
 	key = strings.ToLower(display)
 	if n := max(len(key), len(display)); n > MaxNameLen {
-		return "", "", fmt.Errorf("health: name is %d bytes long, over the limit of %d", n, MaxNameLen)
+		return "", "", invalid("name", "is %d bytes long, over the limit of %d", n, MaxNameLen)
 	}
 	return display, key, nil
 }

@@ -19,7 +19,7 @@ func TestNormalizeName(t *testing.T) {
 		"http://h.example:8080/p": "http://h.example:8080/p",
 		"ÜBER.example":            "über.example",
 		strings.Repeat("a", 255):  strings.Repeat("a", 255),
-		"user@host (not a URL)":   "user@host (not a url)",
+		"h.example:8080":          "h.example:8080",
 		"[2001:db8::1]:443":       "[2001:db8::1]:443",
 	}
 	for in, want := range good {
@@ -34,10 +34,20 @@ func TestNormalizeName(t *testing.T) {
 		strings.Repeat("a", 256):           "256 bytes",
 		"bad\xffutf8":                      "UTF-8",
 		"tab\tinside":                      "control character",
-		"nul\x00inside":                    "control character",
+		"nul\x00inside":                    "NUL byte",
+		"c1\u0085inside":                   "control character",
 		"https://user:s3cret@h.example/":   "userinfo",
 		"https://h.example/?apikey=s3cret": "query",
 		"https://h.example/#s3cret":        "fragment",
+		// The same without a scheme, as a URL path segment decodes them.
+		"user:s3cret@h.example":       "userinfo",
+		"h.example?apikey=s3cret":     "query",
+		"h.example#s3cret":            "fragment",
+		"user%3As3cret%40h.example":   "encoded",
+		"h.example%3Fapikey%3Ds3cret": "encoded",
+		"user@host":                   "userinfo",
+		"two words":                   "white space",
+		"no\u00a0break":               "white space",
 	}
 	for in, wantInErr := range bad {
 		_, err := health.NormalizeName(in)

@@ -1,9 +1,6 @@
 package health
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // View selects names by their state. Filter accepts Healthy and Available;
 // List accepts every View. The string values are the ones the daemon's API
@@ -33,8 +30,16 @@ func ParseView(s string) (View, error) {
 	case Healthy, Available, Unhealthy, Backoff, All:
 		return v, nil
 	}
-	return "", fmt.Errorf("health: unknown view %q (want healthy, available, unhealthy, backoff or all)", s)
+	return "", invalid("view", "unknown view %q; want healthy, available, unhealthy, backoff or all", clip(s))
 }
 
 // filterable reports whether Filter accepts v.
 func (v View) filterable() bool { return v == Healthy || v == Available }
+
+// clip shortens a value quoted in a reason.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
