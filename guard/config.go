@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ const (
 	DefaultOpenFor      = 30 * time.Second
 	DefaultMaxEndpoints = 4096
 	DefaultIdleTTL      = 10 * time.Minute
+	DefaultMaxProbes    = 64
 )
 
 // Config tunes a Guard. The zero value is the documented default for every
@@ -47,6 +49,28 @@ type Config struct {
 	// unused before it is pruned. Zero means DefaultIdleTTL (10m);
 	// negative is invalid.
 	IdleTTL time.Duration
+
+	// Probe, if set, checks an endpoint on the guard's behalf when its
+	// open period ends, so that no caller's request has to be the
+	// half-open trial while the host may still be down. It is called only
+	// for an endpoint that was asked for during the open period (at least
+	// one Acquire refused), from a goroutine of the guard's own, as that
+	// endpoint's one trial: every Acquire keeps failing fast, with
+	// RetryAfter 0, until it returns. nil means the host answered and
+	// closes the endpoint; a host-level error (see failure.Classify) opens
+	// it again; any other error frees the slot, so that the next Acquire
+	// becomes an ordinary trial. ctx is cancelled when the probe is no
+	// longer wanted (a Reset, an answer from elsewhere, Close); Probe must
+	// return soon after. transport.ProbeFunc builds one. Nil means no
+	// probes: the first Acquire after the open period is the trial.
+	Probe func(ctx context.Context, endpoint string) error
+
+	// MaxProbes bounds the probes running at once across all endpoints;
+	// an endpoint whose open period ends while the bound is reached is
+	// not probed, and its next Acquire is the trial. Zero means
+	// DefaultMaxProbes (64); negative means no probes at all, as if Probe
+	// were nil.
+	MaxProbes int
 
 	// Now is the clock. It is called with an endpoint's lock held, so it
 	// must not call back into the Guard. Nil means time.Now.
@@ -102,6 +126,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleTTL == 0 {
 		c.IdleTTL = DefaultIdleTTL
+	}
+	if c.MaxProbes == 0 {
+		c.MaxProbes = DefaultMaxProbes
+	}
+	if c.MaxProbes < 0 {
+		c.Probe = nil
 	}
 	if c.Now == nil {
 		c.Now = time.Now

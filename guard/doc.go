@@ -48,6 +48,18 @@
 //     nothing, and can never free a slot a newer trial holds.
 //   - Exempt tickets (AcquireExempt) are never refused and their failures
 //     never count, but their answers clear.
+//   - Probes (Config.Probe, off unless set): when an open period ends and
+//     the endpoint was asked for during it (at least one Acquire refused),
+//     the guard calls Probe itself, from a timer, as the endpoint's one
+//     trial, so that no caller waits on a host that may still be down.
+//     Every Acquire keeps failing fast, with RetryAfter 0, until the probe
+//     returns: nil closes the endpoint, a host-level error opens it again,
+//     anything else frees the slot and the next Acquire is an ordinary
+//     trial. An endpoint nobody asked for is not probed; its next Acquire
+//     is the trial. A probe is a trial like any other: it holds the slot
+//     until it returns, a probe started before a Reset reports into
+//     nothing, and a record with a probe running is never evicted. At most
+//     MaxProbes run at once; Close stops them.
 //   - The kill switch (Config.Disabled, by default HOSTGUARD_DISABLE_GUARD)
 //     is read on every call: while it is on, Acquire refuses nothing and
 //     creates no record, failures are not recorded, and tickets still

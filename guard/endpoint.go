@@ -45,6 +45,12 @@ type endpoint struct {
 	seen      time.Time // when the record was created or last seen in use by a sweep
 	shown     State     // state last reported to OnTransition
 	evicted   bool
+
+	// Probes; see probe.go.
+	demand bool        // a non-exempt Acquire was refused during the current open period
+	timer  *time.Timer // starts a probe when the open period ends; armed on the first refusal
+	probe  *probeRun   // the probe holding the trial slot, if one does
+	cycle  uint64      // bumped whenever the record trips or clears, so a late timer knows it is stale
 }
 
 // state returns the state at now. Call with mu held.
@@ -74,6 +80,7 @@ func (ep *endpoint) trip(now time.Time, openFor time.Duration) {
 	ep.openUntil = now.Add(openFor)
 	ep.streak = ep.streak[:0]
 	ep.trial = 0
+	ep.endCycle()
 }
 
 // clear forgets the failure evidence: the host answered or was reset. The
@@ -85,6 +92,25 @@ func (ep *endpoint) clear() {
 	ep.streak = ep.streak[:0]
 	ep.fails = 0
 	ep.trial = 0
+	ep.endCycle()
+}
+
+// endCycle forgets the demand seen in an open period, stops its timer and
+// cancels its probe: the record has just tripped or cleared, so none of
+// them is wanted any more. A probe cancelled here still holds its ticket
+// until it returns; its report is judged like any other. Call with mu
+// held.
+func (ep *endpoint) endCycle() {
+	ep.cycle++
+	ep.demand = false
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	if ep.probe != nil {
+		ep.probe.cancel()
+		ep.probe = nil
+	}
 }
 
 // rank orders eviction candidates: a closed record with no evidence holds

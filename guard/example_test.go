@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
@@ -51,5 +53,51 @@ func Example() {
 	// https://feeds.example: open -> half-open
 	// trial: true
 	// https://feeds.example: half-open -> closed
+	// state: closed
+}
+
+// A guard that checks a dead host itself once its open period is over, so
+// that the callers who keep asking are refused at once instead of one of
+// them waiting on the host as the trial.
+func ExampleConfig_probe() {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var probed atomic.Value
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	g := guard.New(guard.Config{
+		Now:      clock,
+		Disabled: func() bool { return false },
+		// transport.ProbeFunc sends HEAD <endpoint>/; this one pretends
+		// the host is back.
+		Probe: func(ctx context.Context, endpoint string) error {
+			probed.Store(endpoint)
+			return nil
+		},
+	})
+	defer g.Close()
+
+	for range 2 {
+		t, _ := g.Acquire("https://feeds.example/rss")
+		t.Failed(context.DeadlineExceeded)
+	}
+	_, err := g.Acquire("https://feeds.example/rss") // asked for while open
+	fmt.Println("refused:", errors.Is(err, guard.ErrOpen))
+
+	mu.Lock()
+	now = now.Add(guard.DefaultOpenFor)
+	mu.Unlock()
+	// The open period is over: this caller is refused while the guard
+	// probes (a timer would have started the probe at this moment too).
+	_, err = g.Acquire("https://feeds.example/rss")
+	var open *guard.OpenError
+	fmt.Println("refused while probing:", errors.As(err, &open) && open.RetryAfter == 0)
+
+	g.Close() // waits for the probe
+	fmt.Println("probed:", probed.Load())
+	fmt.Println("state:", g.State("https://feeds.example/"))
+	// Output:
+	// refused: true
+	// refused while probing: true
+	// probed: https://feeds.example
 	// state: closed
 }

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,16 +22,27 @@ type Guard struct {
 	pruneMu     sync.Mutex   // serialises sweeps and evictions, never taken on the hot path
 	lastSweep   atomic.Int64 // UnixNano of the last idle sweep
 	noRoomUntil atomic.Int64 // UnixNano before which makeRoom does not search again
+
+	// Probes; see probe.go.
+	ctx     context.Context // parent of every probe's context; cancelled by Close
+	cancel  context.CancelFunc
+	probes  atomic.Int64 // probes running
+	closed  atomic.Bool
+	lifeMu  sync.Mutex     // orders Close against probes starting
+	running sync.WaitGroup // probe goroutines and timer callbacks
 }
 
 // New returns a Guard configured by cfg, with zero fields set to their
-// defaults. It panics if cfg.Validate reports an error: check
-// configuration that comes from users with Validate first.
+// defaults. It panics with the error cfg.Validate returns, and on nothing
+// else: check configuration that comes from users with Validate first. A
+// Guard with a Probe runs timers and goroutines of its own; Close stops
+// them.
 func New(cfg Config) *Guard {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
 	g := &Guard{cfg: cfg.withDefaults()}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.lastSweep.Store(g.cfg.Now().UnixNano())
 	return g
 }
@@ -98,6 +110,7 @@ func (g *Guard) admit(ep *endpoint, exempt bool) (t *Ticket, err error, ok bool)
 	now := g.cfg.Now()
 	if now.Before(ep.openUntil) {
 		retry := ep.openUntil.Sub(now)
+		g.noteDemand(ep, now)
 		ep.mu.Unlock()
 		return nil, &OpenError{Endpoint: ep.key, RetryAfter: retry}, true
 	}
@@ -107,6 +120,17 @@ func (g *Guard) admit(ep *endpoint, exempt bool) (t *Ticket, err error, ok bool)
 		ep.mu.Unlock()
 		g.report(ep.key, &tr)
 		return nil, &OpenError{Endpoint: ep.key}, true
+	}
+	if ep.demand {
+		// Callers asked for the endpoint while it was open: the guard
+		// tries it itself, and this caller does not wait on a host that
+		// may still be down.
+		if run := g.startProbe(ep); run != nil {
+			ep.mu.Unlock()
+			g.report(ep.key, &tr)
+			go g.runProbe(run)
+			return nil, &OpenError{Endpoint: ep.key}, true
+		}
 	}
 	ep.seq++
 	ep.trial = ep.seq

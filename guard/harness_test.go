@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hostguard/hostguard/failure"
@@ -39,12 +40,25 @@ var (
 type bed struct {
 	t       *testing.T
 	g       *guard.Guard
-	clk     *clocktest.Clock
+	clk     *clocktest.Clock // nil in a bubble, where time.Now is the fake clock
+	start   time.Time        // time zero of the tables in a bubble
 	off     atomic.Bool
 	tickets map[string]*guard.Ticket
 
 	mu          sync.Mutex
 	transitions []string
+	probes      []*probeCall  // every probe the guard started, in order
+	quit        chan struct{} // closed by shutdown, to end stubborn probes
+}
+
+// probeCall is one call of the fake Probe. It returns what the test sends
+// on result, or, unless it is stubborn, the context's error once the guard
+// cancels it. returned is guarded by the bed's mu.
+type probeCall struct {
+	endpoint string
+	ctx      context.Context
+	result   chan error
+	returned bool
 }
 
 func setup(t *testing.T, cfg guard.Config) *bed {
@@ -65,6 +79,55 @@ func setup(t *testing.T, cfg guard.Config) *bed {
 	}
 	b.g = guard.New(cfg)
 	return b
+}
+
+// setupProbes is setup for tables about probes. It must run inside a
+// synctest bubble: the guard keeps time.Now, which is the bubble's fake
+// clock, so its probe timers fire exactly when the table's time reaches
+// them. Its Probe is a fake the table settles with "probe" rows. Stubborn
+// probes ignore cancellation, for rows about late reports; the table must
+// settle them before it ends.
+func setupProbes(t *testing.T, cfg guard.Config, stubborn bool) *bed {
+	t.Helper()
+	b := &bed{t: t, start: time.Now(), tickets: map[string]*guard.Ticket{}, quit: make(chan struct{})}
+	if cfg.Disabled == nil {
+		cfg.Disabled = b.off.Load
+	}
+	cfg.OnTransition = func(endpoint string, from, to guard.State) {
+		b.mu.Lock()
+		b.transitions = append(b.transitions, fmt.Sprintf("%s %s->%s", endpoint, from, to))
+		b.mu.Unlock()
+	}
+	cfg.Probe = func(ctx context.Context, endpoint string) error {
+		c := &probeCall{endpoint: endpoint, ctx: ctx, result: make(chan error)}
+		b.mu.Lock()
+		b.probes = append(b.probes, c)
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			c.returned = true
+			b.mu.Unlock()
+		}()
+		done := ctx.Done()
+		if stubborn {
+			done = b.quit
+		}
+		select {
+		case err := <-c.result:
+			return err
+		case <-done:
+			return ctx.Err()
+		}
+	}
+	b.g = guard.New(cfg)
+	return b
+}
+
+// shutdown ends stubborn probes and closes the guard; defer it in every
+// bubble, so that a failing table leaves no goroutine behind.
+func (b *bed) shutdown() {
+	close(b.quit)
+	b.g.Close()
 }
 
 func (b *bed) log() []string {
@@ -95,10 +158,26 @@ const defaultURL = "http://a.test/"
 //	state             want is the State string
 //	len               want is Len()
 //	disable, enable   flip the kill switch
+//	probes            want is how many probes have been started in all
+//	probe             settles the oldest probe still running: want is
+//	                  "answer" (Probe returns nil) or an error name as for fail
+//	cancelled         want is whether the oldest running probe's context is done
+//	close             Close the guard
+//
+// In a bubble every row first lets the guard's goroutines run until they
+// block, so timers due by the row's time have fired and probes have
+// reported.
 func (b *bed) run(rows []step) {
 	b.t.Helper()
 	for i, r := range rows {
-		b.clk.Set(epoch.Add(r.at))
+		if b.clk != nil {
+			b.clk.Set(epoch.Add(r.at))
+		} else {
+			if d := b.start.Add(r.at).Sub(time.Now()); d > 0 {
+				time.Sleep(d)
+			}
+			synctest.Wait()
+		}
 		url := r.url
 		if url == "" {
 			url = defaultURL
@@ -133,6 +212,30 @@ func (b *bed) run(rows []step) {
 			if got := fmt.Sprint(b.g.Len()); got != r.want {
 				b.t.Fatalf("%s: Len = %s, want %s", where, got, r.want)
 			}
+		case "probes":
+			b.mu.Lock()
+			n := len(b.probes)
+			b.mu.Unlock()
+			if got := fmt.Sprint(n); got != r.want {
+				b.t.Fatalf("%s: %s probes started, want %s", where, got, r.want)
+			}
+		case "probe":
+			c := b.oldestProbe(where)
+			var err error
+			if r.want != "answer" {
+				err = namedErr(b.t, r.want)
+			}
+			c.result <- err
+			synctest.Wait()
+		case "cancelled":
+			c := b.oldestProbe(where)
+			if got := fmt.Sprint(c.ctx.Err() != nil); got != r.want {
+				b.t.Fatalf("%s: probe context cancelled = %s, want %s", where, got, r.want)
+			}
+		case "close":
+			if err := b.g.Close(); err != nil {
+				b.t.Fatalf("%s: Close: %v", where, err)
+			}
 		case "disable":
 			b.off.Store(true)
 		case "enable":
@@ -141,6 +244,20 @@ func (b *bed) run(rows []step) {
 			b.t.Fatalf("%s: unknown operation", where)
 		}
 	}
+}
+
+// oldestProbe returns the first probe call the test has not settled.
+func (b *bed) oldestProbe(where string) *probeCall {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.probes {
+		if !c.returned {
+			return c
+		}
+	}
+	b.t.Fatalf("%s: no probe running", where)
+	return nil
 }
 
 func (b *bed) ticket(where, name string) *guard.Ticket {

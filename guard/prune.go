@@ -136,6 +136,7 @@ func (g *Guard) evict(ep *endpoint, rank int) {
 	ok := !ep.evicted && ep.out == 0 && ep.rank() <= rank
 	if ok {
 		ep.evicted = true
+		ep.endCycle()
 	}
 	ep.mu.Unlock()
 	if ok {

@@ -18,6 +18,7 @@ type EndpointStatus struct {
 	RetryAfter    time.Duration // time left in the open period; zero unless Open
 	TicketsOut    int           // tickets admitted and not yet settled
 	TrialOut      bool          // the half-open trial slot is taken
+	Probing       bool          // the trial slot is held by the guard's own probe
 	LastFailure   failure.Class // class of the last counted failure; None if there was none
 	LastFailureAt time.Time     // when it was counted; zero if never
 	Epoch         uint64        // how many times Reset was called on the record
@@ -44,6 +45,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 			Failures:      ep.fails,
 			TicketsOut:    ep.out,
 			TrialOut:      ep.trial != 0,
+			Probing:       ep.probe != nil,
 			LastFailure:   ep.last,
 			LastFailureAt: ep.lastAt,
 			Epoch:         ep.epoch,

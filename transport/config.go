@@ -66,6 +66,14 @@ type Config struct {
 	// DefaultIdleTimeout (30s); negative is invalid.
 	IdleTimeout time.Duration
 
+	// Probe makes the guard New creates when Guard is nil check an
+	// endpoint itself when its open period ends, if it was asked for
+	// during it, with ProbeFunc(Base, HeaderTimeout), so that no caller's
+	// request has to be the half-open trial (see guard.Config.Probe).
+	// Close stops its probes. It is unused when Guard is set: that
+	// guard's own Config decides. false means no probes.
+	Probe bool
+
 	// Logger receives one line per state transition of the guard New
 	// creates when Guard is nil; it is unused otherwise. nil means
 	// slog.Default(). Lines name the endpoint (an origin) and nothing else

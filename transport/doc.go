@@ -19,6 +19,11 @@
 // from Exempt are never refused and never count failures, for probes that
 // expect most attempts to fail.
 //
+// With Config.Probe (or a guard.Config.Probe built by ProbeFunc) the guard
+// checks an endpoint that was asked for while open itself, with one bare
+// HEAD request, when its open period ends; callers keep failing fast
+// meanwhile instead of one of them waiting on the host as the trial.
+//
 // When the guard holds an endpoint open, RoundTrip fails fast with an error
 // wrapping *guard.OpenError and does no network work at all. Recognise it
 // with errors.Is(err, guard.ErrOpen), and read OpenError.RetryAfter with

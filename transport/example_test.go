@@ -1,11 +1,14 @@
 package transport_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/transport"
@@ -35,4 +38,25 @@ func Example() {
 	// request 1: failed
 	// request 2: failed
 	// request 3: skipped, ErrOpen true, retry later true
+}
+
+// ProbeFunc is what a guard's Probe wants: any status is an answer, a host
+// that refuses is not.
+func ExampleProbeFunc() {
+	probe := transport.ProbeFunc(nil, time.Second)
+	missing := faulthost.Status(http.StatusNotFound)
+	defer missing.Close()
+	dead := faulthost.ClosedPort()
+	defer dead.Close()
+
+	fmt.Println("404 is an answer:", probe(context.Background(), missing.URL()) == nil)
+	err := probe(context.Background(), dead.URL())
+	fmt.Println("refused is host-level:", failure.Classify(err).HostLevel())
+
+	// A guard that probes through the same base as its transport:
+	g := guard.New(guard.Config{Probe: probe})
+	defer g.Close()
+	// Output:
+	// 404 is an answer: true
+	// refused is host-level: true
 }

@@ -16,6 +16,7 @@ import (
 type Transport struct {
 	base          http.RoundTripper
 	guard         *guard.Guard
+	ownGuard      bool // New created guard, so Close closes it
 	headerTimeout time.Duration
 	idleTimeout   time.Duration
 }
@@ -34,6 +35,9 @@ func New(cfg Config) *Transport {
 		headerTimeout: cfg.HeaderTimeout,
 		idleTimeout:   cfg.IdleTimeout,
 	}
+	if t.headerTimeout == 0 {
+		t.headerTimeout = DefaultHeaderTimeout
+	}
 	if t.base == nil {
 		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
 			t.base = dt.Clone()
@@ -46,14 +50,16 @@ func New(cfg Config) *Transport {
 		if log == nil {
 			log = slog.Default()
 		}
-		t.guard = guard.New(guard.Config{
+		gcfg := guard.Config{
 			OnTransition: func(endpoint string, from, to guard.State) {
 				log.Info("hostguard: endpoint state changed", "endpoint", endpoint, "from", from, "to", to)
 			},
-		})
-	}
-	if t.headerTimeout == 0 {
-		t.headerTimeout = DefaultHeaderTimeout
+		}
+		if cfg.Probe {
+			gcfg.Probe = ProbeFunc(t.base, t.headerTimeout)
+		}
+		t.guard = guard.New(gcfg)
+		t.ownGuard = true
 	}
 	if t.idleTimeout == 0 {
 		t.idleTimeout = DefaultIdleTimeout
@@ -63,6 +69,17 @@ func New(cfg Config) *Transport {
 
 // Guard returns the guard the transport consults, for Reset and State.
 func (t *Transport) Guard() *guard.Guard { return t.guard }
+
+// Close stops the probes of the guard New created when Config.Guard was
+// nil, and waits for them; the transport keeps working, without probes. A
+// guard the caller supplied is the caller's to close. Close always
+// returns nil.
+func (t *Transport) Close() error {
+	if t.ownGuard {
+		return t.guard.Close()
+	}
+	return nil
+}
 
 // CloseIdleConnections closes the base transport's idle connections, if it
 // has a CloseIdleConnections method. http.Client.CloseIdleConnections calls

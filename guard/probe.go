@@ -1,0 +1,156 @@
+package guard
+
+import (
+	"context"
+	"time"
+)
+
+// probeRun is one probe: the trial ticket it holds and the context that
+// stops it early.
+type probeRun struct {
+	t      *Ticket
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// noteDemand records that a caller was refused during the open period and,
+// the first time, arms the timer that starts a probe when the period ends.
+// The timer is armed only on demand, so an endpoint nobody asks for costs
+// nothing while it is open, and its next Acquire is the trial as without
+// probes. Call with ep.mu held.
+func (g *Guard) noteDemand(ep *endpoint, now time.Time) {
+	if g.cfg.Probe == nil || ep.demand {
+		return
+	}
+	ep.demand = true
+	if g.closed.Load() {
+		return
+	}
+	g.arm(ep, ep.openUntil.Sub(now))
+}
+
+// arm starts ep's probe timer for the current cycle. Call with ep.mu held.
+func (g *Guard) arm(ep *endpoint, after time.Duration) {
+	cycle := ep.cycle
+	ep.timer = time.AfterFunc(after, func() { g.probeDue(ep, cycle) })
+}
+
+// probeDue runs when an open period with demand has ended. It takes the
+// trial slot for a probe unless a caller took it first, and runs the probe
+// on the timer's own goroutine.
+func (g *Guard) probeDue(ep *endpoint, cycle uint64) {
+	// The kill switch is caller code: read it before locking. While the
+	// guard is disabled nothing is sent on its behalf; the demand stays,
+	// so the first Acquire after it is switched back on starts the probe.
+	disabled := g.cfg.Disabled()
+	ep.mu.Lock()
+	if ep.evicted || ep.cycle != cycle || ep.timer == nil {
+		ep.mu.Unlock()
+		return
+	}
+	ep.timer = nil
+	now := g.cfg.Now()
+	if now.Before(ep.openUntil) {
+		// The clock and the timer disagree (a clock other than
+		// time.Now); wait for the clock.
+		g.arm(ep, ep.openUntil.Sub(now))
+		ep.mu.Unlock()
+		return
+	}
+	var tr transitions
+	ep.observe(now, &tr)
+	var run *probeRun
+	if !disabled && ep.trial == 0 {
+		run = g.startProbe(ep)
+	}
+	ep.mu.Unlock()
+	g.report(ep.key, &tr)
+	if run != nil {
+		g.runProbe(run)
+	}
+}
+
+// startProbe takes ep's trial slot for a probe and returns it, or returns
+// nil when no probe may start: the guard is closed or MaxProbes are
+// running. The caller must then run it with runProbe. Call with ep.mu held
+// and the slot free.
+func (g *Guard) startProbe(ep *endpoint) *probeRun {
+	if g.cfg.Probe == nil {
+		return nil
+	}
+	if g.probes.Add(1) > int64(g.cfg.MaxProbes) {
+		g.probes.Add(-1)
+		return nil
+	}
+	g.lifeMu.Lock()
+	if g.closed.Load() {
+		g.lifeMu.Unlock()
+		g.probes.Add(-1)
+		return nil
+	}
+	g.running.Add(1)
+	g.lifeMu.Unlock()
+
+	ep.seq++
+	ep.trial = ep.seq
+	ep.out++
+	ep.touched = true
+	t := &Ticket{g: g, ep: ep, key: ep.key, id: admission{ep.serial, ep.seq}, epoch: ep.epoch, trial: true}
+	ctx, cancel := context.WithCancel(g.ctx)
+	run := &probeRun{t: t, ctx: ctx, cancel: cancel}
+	ep.probe = run
+	// The probe answers the demand; if it ends inconclusive, the next
+	// Acquire is an ordinary trial rather than another probe.
+	ep.demand = false
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	return run
+}
+
+// runProbe calls Probe and settles its ticket with the outcome, by the
+// same rules as any trial: so a probe started before a Reset reports into
+// nothing, and its Release can never free a newer trial's slot.
+func (g *Guard) runProbe(run *probeRun) {
+	defer g.running.Done()
+	defer g.probes.Add(-1)
+	defer run.cancel()
+	defer run.t.Release()
+	err := g.cfg.Probe(run.ctx, run.t.key)
+	ep := run.t.ep
+	ep.mu.Lock()
+	if ep.probe == run {
+		ep.probe = nil
+	}
+	ep.mu.Unlock()
+	if err == nil {
+		run.t.Answered()
+	} else {
+		run.t.Failed(err)
+	}
+}
+
+// Close stops the guard's probe timers, cancels the probes running and
+// waits for them to return. The guard stays usable afterwards, without
+// probes: the first Acquire after an open period is the trial again. Close
+// is safe to call more than once and always returns nil; a Guard without
+// a Probe has nothing to stop.
+func (g *Guard) Close() error {
+	g.lifeMu.Lock()
+	g.closed.Store(true)
+	g.lifeMu.Unlock()
+	g.cancel()
+	g.records.Range(func(_, v any) bool {
+		ep := v.(*endpoint)
+		ep.mu.Lock()
+		if ep.timer != nil {
+			ep.timer.Stop()
+			ep.timer = nil
+		}
+		ep.mu.Unlock()
+		return true
+	})
+	g.running.Wait()
+	return nil
+}
