@@ -173,7 +173,7 @@ func (b *bed) run(rows []step) {
 		if b.clk != nil {
 			b.clk.Set(epoch.Add(r.at))
 		} else {
-			if d := b.start.Add(r.at).Sub(time.Now()); d > 0 {
+			if d := time.Until(b.start.Add(r.at)); d > 0 {
 				time.Sleep(d)
 			}
 			synctest.Wait()
