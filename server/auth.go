@@ -91,7 +91,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.token.allows(r.Header.Get("Authorization"), false) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="hostguard"`)
-			writeError(w, &apiError{Status: http.StatusUnauthorized,
+			writeAPIError(w, &apiError{Status: http.StatusUnauthorized,
 				Message: "server: missing or wrong bearer token (send Authorization: Bearer TOKEN)"})
 			return
 		}

@@ -2,21 +2,11 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/hostguard/hostguard/budget"
 )
-
-func (s *Server) needBudget(w http.ResponseWriter) bool {
-	if s.cfg.Budget == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Message: "server: this daemon has no admission budget configured"})
-		return false
-	}
-	return true
-}
 
 type admitRequest struct {
 	Source string `json:"source"`
@@ -47,27 +37,20 @@ func budgetResult(err error) string {
 	return "error"
 }
 
-func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) {
-	if !s.needBudget(w) {
-		return
-	}
+func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) error {
 	var req admitRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	if req.Kind == "" {
-		writeError(w, badRequest("kind", "kind is missing; want one of %s", kindNames()))
-		return
+		return badRequest("kind", "kind is missing; want one of %s", kindNames())
 	}
 	kind, err := budget.ParseKind(req.Kind)
 	if err != nil {
-		writeError(w, badRequest("kind", "unknown kind %q; want one of %s", req.Kind, kindNames()))
-		return
+		return badRequest("kind", "unknown kind %q; want one of %s", req.Kind, kindNames())
 	}
 	if req.Cost < 0 {
-		writeError(w, badRequest("cost", "cost must not be negative"))
-		return
+		return badRequest("cost", "cost must not be negative")
 	}
 	p := budget.AdmitParams{Source: req.Source, Kind: kind, Cost: req.Cost}
 	var g budget.Grant
@@ -76,55 +59,12 @@ func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) {
 	} else {
 		g, err = s.cfg.Budget.Admit(r.Context(), p)
 	}
-	result := budgetResult(err)
-	s.metrics.admissions.WithLabelValues(string(kind), result).Inc()
+	s.metrics.admissions.WithLabelValues(string(kind), budgetResult(err)).Inc()
 	if err != nil {
-		s.budgetError(w, r, err)
-		return
+		return failed("admitting a request", err)
 	}
 	writeJSON(w, http.StatusOK, g)
-}
-
-// budgetError answers a refusal. Exhausted and paced admissions are 429
-// with Retry-After, so a client that honours it comes back when the answer
-// can change.
-func (s *Server) budgetError(w http.ResponseWriter, r *http.Request, err error) {
-	var ex *budget.ExhaustedError
-	var pe *budget.PacedError
-	switch {
-	case errors.As(err, &ex):
-		writeError(w, &apiError{Status: http.StatusTooManyRequests, RetryAfter: ex.ResetAt.Sub(s.cfg.Now()),
-			Message: fmt.Sprintf("server: the %s allowance for %s is used up today (%d of %d); it resets at %s",
-				ex.Allowance, ex.Kind, ex.Used, ex.Limit, ex.ResetAt.UTC().Format(time.RFC3339))})
-	case errors.As(err, &pe):
-		writeError(w, &apiError{Status: http.StatusTooManyRequests, RetryAfter: pe.RetryAfter,
-			Message: "server: the source was asked too recently; come back after Retry-After or send \"wait\":true"})
-	case errors.Is(err, budget.ErrPaused):
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, RetryAfter: time.Minute,
-			Message: "server: background work is paused by the owner"})
-	case errors.Is(err, budget.ErrDisabled):
-		writeError(w, &apiError{Status: http.StatusForbidden, Field: "kind",
-			Message: "server: the allowance for this work is zero: it is disabled"})
-	case errors.Is(err, budget.ErrUnknownSource):
-		writeError(w, notFound("source", "no source of that name is configured (see --budget-source)"))
-	case errors.Is(err, budget.ErrGrantNotFound):
-		writeError(w, notFound("id", "no such grant"))
-	case errors.Is(err, budget.ErrGrantClosed):
-		writeError(w, &apiError{Status: http.StatusConflict, Field: "actual",
-			Message: "server: the grant was already settled with another figure"})
-	case errors.Is(err, budget.ErrGrantExpired):
-		writeError(w, &apiError{Status: http.StatusConflict, Field: "id",
-			Message: "server: the grant's day is over; it stays charged in full"})
-	case r.Context().Err() != nil:
-		// The client left while waiting for its slot; the admission was
-		// undone by the budget.
-	default:
-		if msg := err.Error(); strings.HasPrefix(msg, "budget: ") && !strings.Contains(msg, "store") {
-			writeError(w, badRequest("", "%s", strings.TrimPrefix(msg, "budget: ")))
-			return
-		}
-		s.internalError(w, "admitting a request", err)
-	}
+	return nil
 }
 
 func kindNames() string {
@@ -144,46 +84,36 @@ type settleResponse struct {
 	Actual int64  `json:"actual"`
 }
 
-func (s *Server) budgetSettle(w http.ResponseWriter, r *http.Request) {
-	if !s.needBudget(w) {
-		return
-	}
+func (s *Server) budgetSettle(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if !budget.ValidGrantID(id) {
-		writeError(w, badRequest("id", "not a grant id"))
-		return
+		return badRequest("id", "not a grant id")
 	}
 	var req settleRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	if req.Actual == nil {
-		writeError(w, badRequest("actual", "actual is missing: the bytes the transfer really used"))
-		return
+		return badRequest("actual", "actual is missing: the bytes the transfer really used")
 	}
 	if *req.Actual < 0 {
-		writeError(w, badRequest("actual", "actual must not be negative"))
-		return
+		return badRequest("actual", "actual must not be negative")
 	}
 	if err := s.cfg.Budget.Settle(r.Context(), id, *req.Actual); err != nil {
-		s.budgetError(w, r, err)
-		return
+		return failed("settling a grant", err)
 	}
 	s.metrics.settlements.Inc()
 	writeJSON(w, http.StatusOK, settleResponse{ID: id, Actual: *req.Actual})
+	return nil
 }
 
-func (s *Server) budgetReport(w http.ResponseWriter, r *http.Request) {
-	if !s.needBudget(w) {
-		return
-	}
+func (s *Server) budgetReport(w http.ResponseWriter, r *http.Request) error {
 	rep, err := s.cfg.Budget.Report(r.Context())
 	if err != nil {
-		s.internalError(w, "reading the budget", err)
-		return
+		return failed("reading the budget", err)
 	}
 	writeJSON(w, http.StatusOK, newBudgetView(rep))
+	return nil
 }
 
 // budgetView is budget.Report as the API shows it: durations in seconds,

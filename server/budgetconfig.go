@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
@@ -60,49 +59,20 @@ func (s *Server) findSource(name string) (budget.Source, bool) {
 	return budget.Source{}, false
 }
 
-func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) {
-	if !s.needBudget(w) {
-		return
-	}
+func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	var req sourceRequest
-	if e := decodeOptionalJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
+		return err
 	}
-	src := budget.Source{Name: name, OwnerDailyLimit: req.OwnerDailyLimit, ReservePercent: req.ReservePercent}
-	share, err := budget.ParseShare(req.Share)
+	src, err := req.source(name)
 	if err != nil {
-		writeError(w, badRequest("share", "unknown share %q; want gentle, normal or unlimited", req.Share))
-		return
-	}
-	src.Share = share
-	switch {
-	case req.OwnerDailyLimit != nil && *req.OwnerDailyLimit < 0:
-		writeError(w, badRequest("owner_daily_limit", "owner_daily_limit must not be negative (0 stops all background work on the source)"))
-		return
-	case req.ReportedDailyLimit != nil && *req.ReportedDailyLimit < 0:
-		writeError(w, badRequest("reported_daily_limit", "reported_daily_limit must not be negative"))
-		return
-	case req.ReservePercent != nil && (*req.ReservePercent < 0 || *req.ReservePercent > 100):
-		writeError(w, badRequest("reserve_percent", "reserve_percent must be between 0 and 100"))
-		return
-	}
-	if p := req.PaceSeconds; p != nil {
-		if *p < 0 || *p > maxPaceSeconds || math.IsNaN(*p) {
-			writeError(w, badRequest("pace_seconds", "pace_seconds must be between 0 (no pacing) and %d", maxPaceSeconds))
-			return
-		}
-		src.Pace = time.Duration(*p * float64(time.Second))
-		if src.Pace == 0 {
-			src.Pace = budget.NoPace
-		}
+		return err
 	}
 	// Another node may have changed the source: start from the stored
 	// settings.
 	if err := s.cfg.Budget.Refresh(r.Context()); err != nil {
-		s.internalError(w, "reading the budget settings", err)
-		return
+		return failed("reading the budget settings", err)
 	}
 	old, existed := s.findSource(name)
 	src.ReportedDailyLimit = old.ReportedDailyLimit
@@ -115,12 +85,10 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := src.Validate(); err != nil {
 		// Every other field was checked above: what is left is the name.
-		writeError(w, badRequest("name", "%s", strings.TrimPrefix(err.Error(), "budget: ")))
-		return
+		return blame("name", err)
 	}
 	if err := s.cfg.Budget.SetSource(src); err != nil {
-		s.internalError(w, "storing a budget source", err)
-		return
+		return failed("storing a budget source", err)
 	}
 	s.log.Info("server: budget source set", "source", name, "share", src.Share.String(), "created", !existed)
 	status := http.StatusOK
@@ -128,33 +96,54 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, newSourceConfigView(src, !existed))
+	return nil
 }
 
-func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) {
-	if !s.needBudget(w) {
-		return
+// source checks what a PUT says about source name.
+func (req *sourceRequest) source(name string) (budget.Source, error) {
+	src := budget.Source{Name: name, OwnerDailyLimit: req.OwnerDailyLimit, ReservePercent: req.ReservePercent}
+	share, err := budget.ParseShare(req.Share)
+	if err != nil {
+		return src, badRequest("share", "unknown share %q; want gentle, normal or unlimited", req.Share)
 	}
+	src.Share = share
+	switch {
+	case req.OwnerDailyLimit != nil && *req.OwnerDailyLimit < 0:
+		return src, badRequest("owner_daily_limit", "owner_daily_limit must not be negative (0 stops all background work on the source)")
+	case req.ReportedDailyLimit != nil && *req.ReportedDailyLimit < 0:
+		return src, badRequest("reported_daily_limit", "reported_daily_limit must not be negative")
+	case req.ReservePercent != nil && (*req.ReservePercent < 0 || *req.ReservePercent > 100):
+		return src, badRequest("reserve_percent", "reserve_percent must be between 0 and 100")
+	}
+	if p := req.PaceSeconds; p != nil {
+		if *p < 0 || *p > maxPaceSeconds || math.IsNaN(*p) {
+			return src, badRequest("pace_seconds", "pace_seconds must be between 0 (no pacing) and %d", maxPaceSeconds)
+		}
+		src.Pace = time.Duration(*p * float64(time.Second))
+		if src.Pace == 0 {
+			src.Pace = budget.NoPace
+		}
+	}
+	return src, nil
+}
+
+func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if s.feedByName(name) != nil {
-		writeError(w, &apiError{Status: http.StatusConflict, Field: "name",
-			Message: "server: a configured feed polls this source; remove the feed from the configuration first, or set owner_daily_limit to 0 to stop its work"})
-		return
+		return conflict("name", "a configured feed polls this source; remove the feed from the configuration first, or set owner_daily_limit to 0 to stop its work")
 	}
 	if err := s.cfg.Budget.RemoveSource(name); err != nil {
-		if errors.Is(err, budget.ErrUnknownSource) {
-			writeError(w, notFound("name", "no source of that name is configured"))
-			return
+		switch {
+		case errors.Is(err, budget.ErrUnknownSource):
+			return notFound("name", "no source of that name is configured")
+		case errors.Is(err, budget.ErrConfiguredSource):
+			return conflict("name", "the source comes from the daemon's configuration and has no run-time settings to remove; remove it from the configuration instead")
 		}
-		if errors.Is(err, budget.ErrConfiguredSource) {
-			writeError(w, &apiError{Status: http.StatusConflict, Field: "name",
-				Message: "server: the source comes from the daemon's configuration and has no run-time settings to remove; remove it from the configuration instead"})
-			return
-		}
-		s.internalError(w, "removing a budget source", err)
-		return
+		return failed("removing a budget source", err)
 	}
 	s.log.Info("server: budget source removed", "source", name)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 type pauseRequest struct {
@@ -165,30 +154,24 @@ type pauseResponse struct {
 	Paused bool `json:"paused"`
 }
 
-func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) {
-	if !s.needBudget(w) {
-		return
-	}
+func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) error {
 	var req pauseRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	if req.Paused == nil {
-		writeError(w, badRequest("paused", "paused is missing: true pauses all background work, false resumes it"))
-		return
+		return badRequest("paused", "paused is missing: true pauses all background work, false resumes it")
 	}
 	if err := s.cfg.Budget.Refresh(r.Context()); err != nil {
-		s.internalError(w, "reading the budget settings", err)
-		return
+		return failed("reading the budget settings", err)
 	}
 	was := s.cfg.Budget.Paused()
 	if err := s.cfg.Budget.Pause(*req.Paused); err != nil {
-		s.internalError(w, "storing the pause", err)
-		return
+		return failed("storing the pause", err)
 	}
 	if was != *req.Paused {
 		s.log.Info("server: background work paused by the owner", "paused", *req.Paused)
 	}
 	writeJSON(w, http.StatusOK, pauseResponse{Paused: *req.Paused})
+	return nil
 }

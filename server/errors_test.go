@@ -15,10 +15,12 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(body))
 		var dst acquireRequest
-		e := decodeJSON(httptest.NewRecorder(), r, 64, &dst)
-		if e == nil {
+		s := &Server{cfg: Config{MaxBodyBytes: 64}}
+		err := s.decodeJSON(httptest.NewRecorder(), r, &dst)
+		if err == nil {
 			return
 		}
+		e := s.errorFor(err)
 		if e.Status != http.StatusBadRequest && e.Status != http.StatusRequestEntityTooLarge {
 			t.Fatalf("status %d for %q", e.Status, body)
 		}

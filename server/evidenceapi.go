@@ -11,14 +11,6 @@ import (
 // and fingerprints, so that the API can name the field at fault.
 const maxEvidenceKey = 1024
 
-func (s *Server) needEvidence(w http.ResponseWriter) bool {
-	if s.cfg.Evidence == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Message: "server: this daemon has no evidence book configured"})
-		return false
-	}
-	return true
-}
-
 type evidenceRequest struct {
 	Source  string `json:"source"`
 	Subject string `json:"subject"`
@@ -46,7 +38,7 @@ func newRecordView(r evidence.Record) recordView {
 		CheckedAt: timePtr(r.CheckedAt), ExpiresAt: timePtr(r.ExpiresAt)}
 }
 
-func checkEvidenceKey(field, v string) *apiError {
+func checkEvidenceKey(field, v string) error {
 	switch {
 	case v == "":
 		return badRequest(field, "%s is missing", field)
@@ -65,52 +57,51 @@ func parseVerdict(v string) (evidence.Verdict, bool) {
 	return 0, false
 }
 
-func (s *Server) evidenceRecord(w http.ResponseWriter, r *http.Request) {
-	if !s.needEvidence(w) {
-		return
-	}
+func (s *Server) evidenceRecord(w http.ResponseWriter, r *http.Request) error {
 	var req evidenceRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
-	if e := checkEvidenceKey("source", req.Source); e != nil {
-		writeError(w, e)
-		return
-	}
-	if e := checkEvidenceKey("subject", req.Subject); e != nil {
-		writeError(w, e)
-		return
-	}
-	verdict, ok := parseVerdict(req.Verdict)
-	if !ok {
-		writeError(w, badRequest("verdict", "verdict %q: want available, unavailable or unknown", req.Verdict))
-		return
-	}
-	reason := evidence.Reason(req.Reason)
-	switch {
-	case reason != "" && verdict != evidence.Unknown:
-		writeError(w, badRequest("reason", "only an unknown verdict carries a reason"))
-		return
-	case reason != "" && reason != evidence.ReasonTimeout && reason != evidence.ReasonExhausted &&
-		reason != evidence.ReasonUnsupported && reason != evidence.ReasonError:
-		writeError(w, badRequest("reason", "reason %q: want timeout, exhausted, unsupported or error", req.Reason))
-		return
+	check, err := req.check()
+	if err != nil {
+		return err
 	}
 	b := s.cfg.Evidence
-	if err := b.Record(r.Context(), evidence.Check{Source: req.Source, Subject: req.Subject, Verdict: verdict, Reason: reason}); err != nil {
-		s.internalError(w, "recording evidence", err)
-		return
+	if err := b.Record(r.Context(), check); err != nil {
+		return failed("recording evidence", err)
 	}
-	s.metrics.verdicts.WithLabelValues(verdict.String()).Inc()
+	s.metrics.verdicts.WithLabelValues(check.Verdict.String()).Inc()
 	// The standing verdict, which an unknown never overwrites, is what the
 	// caller wants to know next.
 	rec, err := b.Get(r.Context(), req.Source, req.Subject)
 	if err != nil {
-		s.internalError(w, "reading evidence", err)
-		return
+		return failed("reading evidence", err)
 	}
 	writeJSON(w, http.StatusOK, newRecordView(rec))
+	return nil
+}
+
+// check turns a POST /v1/evidence body into the check it records.
+func (req *evidenceRequest) check() (evidence.Check, error) {
+	if err := checkEvidenceKey("source", req.Source); err != nil {
+		return evidence.Check{}, err
+	}
+	if err := checkEvidenceKey("subject", req.Subject); err != nil {
+		return evidence.Check{}, err
+	}
+	verdict, ok := parseVerdict(req.Verdict)
+	if !ok {
+		return evidence.Check{}, badRequest("verdict", "verdict %q: want available, unavailable or unknown", req.Verdict)
+	}
+	reason := evidence.Reason(req.Reason)
+	switch {
+	case reason != "" && verdict != evidence.Unknown:
+		return evidence.Check{}, badRequest("reason", "only an unknown verdict carries a reason")
+	case reason != "" && reason != evidence.ReasonTimeout && reason != evidence.ReasonExhausted &&
+		reason != evidence.ReasonUnsupported && reason != evidence.ReasonError:
+		return evidence.Check{}, badRequest("reason", "reason %q: want timeout, exhausted, unsupported or error", req.Reason)
+	}
+	return evidence.Check{Source: req.Source, Subject: req.Subject, Verdict: verdict, Reason: reason}, nil
 }
 
 type summaryView struct {
@@ -123,20 +114,15 @@ type summaryView struct {
 	Sources     []recordView `json:"sources"`
 }
 
-func (s *Server) evidenceGet(w http.ResponseWriter, r *http.Request) {
-	if !s.needEvidence(w) {
-		return
-	}
+func (s *Server) evidenceGet(w http.ResponseWriter, r *http.Request) error {
 	subject := r.PathValue("subject")
-	if e := checkEvidenceKey("subject", subject); e != nil {
-		writeError(w, e)
-		return
+	if err := checkEvidenceKey("subject", subject); err != nil {
+		return err
 	}
 	b := s.cfg.Evidence
 	sum, recs, err := b.Summarize(r.Context(), subject)
 	if err != nil {
-		s.internalError(w, "reading evidence", err)
-		return
+		return failed("reading evidence", err)
 	}
 	v := summaryView{Subject: subject, Fingerprint: b.CurrentFingerprint(), Verdict: sum.Verdict.String(),
 		Positive: sum.Positive, Negative: sum.Negative, CheckedAt: timePtr(sum.CheckedAt), Sources: make([]recordView, 0, len(recs))}
@@ -144,6 +130,7 @@ func (s *Server) evidenceGet(w http.ResponseWriter, r *http.Request) {
 		v.Sources = append(v.Sources, newRecordView(rec))
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 type policyRequest struct {
@@ -157,28 +144,22 @@ type policyResponse struct {
 	Deleted int64 `json:"deleted"`
 }
 
-func (s *Server) evidencePolicy(w http.ResponseWriter, r *http.Request) {
-	if !s.needEvidence(w) {
-		return
-	}
+func (s *Server) evidencePolicy(w http.ResponseWriter, r *http.Request) error {
 	var req policyRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	if req.Fingerprint == nil {
-		writeError(w, badRequest("fingerprint", "fingerprint is missing (\"\" is the unnamed policy)"))
-		return
+		return badRequest("fingerprint", "fingerprint is missing (\"\" is the unnamed policy)")
 	}
 	if len(*req.Fingerprint) > maxEvidenceKey {
-		writeError(w, badRequest("fingerprint", "fingerprint is %d bytes, more than %d", len(*req.Fingerprint), maxEvidenceKey))
-		return
+		return badRequest("fingerprint", "fingerprint is %d bytes, more than %d", len(*req.Fingerprint), maxEvidenceKey)
 	}
 	n, err := s.cfg.Evidence.InvalidatePolicy(r.Context(), *req.Fingerprint)
 	if err != nil {
-		s.internalError(w, "switching the evidence policy", err)
-		return
+		return failed("switching the evidence policy", err)
 	}
 	s.log.Info("server: evidence policy switched; positives of other policies dropped", "deleted", n)
 	writeJSON(w, http.StatusOK, policyResponse{Fingerprint: *req.Fingerprint, Deleted: n})
+	return nil
 }

@@ -64,14 +64,6 @@ func timePtr(t time.Time) *time.Time {
 	return &u
 }
 
-func (s *Server) needFeeds(w http.ResponseWriter) bool {
-	if s.feedReader == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Message: "server: this daemon has no feed store configured"})
-		return false
-	}
-	return true
-}
-
 // feedViews merges the configured feeds' loops with every stored position:
 // configured feeds first, in configuration order, then stored ones that
 // are no longer configured, by name.
@@ -122,19 +114,16 @@ func (v *feedView) applyStored(st feed.Status, mask func(string) string) {
 	}
 }
 
-func (s *Server) feedList(w http.ResponseWriter, r *http.Request) {
-	if !s.needFeeds(w) {
-		return
-	}
+func (s *Server) feedList(w http.ResponseWriter, r *http.Request) error {
 	views, err := s.feedViews(r.Context())
 	if err != nil {
-		s.internalError(w, "reading feed positions", err)
-		return
+		return failed("reading feed positions", err)
 	}
 	writeJSON(w, http.StatusOK, feedsResponse{Leading: s.leading.Load(), Feeds: views})
+	return nil
 }
 
-func feedName(r *http.Request) (string, *apiError) {
+func feedName(r *http.Request) (string, error) {
 	name := r.PathValue("name")
 	if len(name) > maxFeedName {
 		return "", badRequest("name", "a feed name is at most %d bytes", maxFeedName)
@@ -148,14 +137,10 @@ type feedResetResponse struct {
 	HadPosition bool `json:"had_position"`
 }
 
-func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) {
-	if !s.needFeeds(w) {
-		return
-	}
-	name, e := feedName(r)
-	if e != nil {
-		writeError(w, e)
-		return
+func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) error {
+	name, err := feedName(r)
+	if err != nil {
+		return err
 	}
 	fr := s.feedByName(name)
 	syncer := s.feedReader
@@ -165,18 +150,17 @@ func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) {
 	}
 	had, err := syncer.Reset(r.Context(), name)
 	if err != nil {
-		s.internalError(w, "resetting a feed", err)
-		return
+		return failed("resetting a feed", err)
 	}
 	if !had && fr == nil {
-		writeError(w, notFound("name", "no feed of that name is configured or stored"))
-		return
+		return notFound("name", "no feed of that name is configured or stored")
 	}
 	if fr != nil {
 		fr.forget()
 	}
 	s.log.Info("server: feed reset; its next sync starts at the head", "feed", name)
 	writeJSON(w, http.StatusOK, feedResetResponse{Name: name, HadPosition: had})
+	return nil
 }
 
 type feedItemsResponse struct {
@@ -184,28 +168,23 @@ type feedItemsResponse struct {
 	Items []itemView `json:"items"`
 }
 
-func (s *Server) feedItems(w http.ResponseWriter, r *http.Request) {
-	if !s.needFeeds(w) {
-		return
-	}
-	name, e := feedName(r)
-	if e != nil {
-		writeError(w, e)
-		return
+func (s *Server) feedItems(w http.ResponseWriter, r *http.Request) error {
+	name, err := feedName(r)
+	if err != nil {
+		return err
 	}
 	fr := s.feedByName(name)
 	if fr == nil {
-		writeError(w, notFound("name", "no feed of that name is configured"))
-		return
+		return notFound("name", "no feed of that name is configured")
 	}
 	limit := fr.cfg.KeepItems
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > fr.cfg.KeepItems {
-			writeError(w, badRequest("limit", "limit %q: want a whole number from 1 to %d", v, fr.cfg.KeepItems))
-			return
+			return badRequest("limit", "limit %q: want a whole number from 1 to %d", v, fr.cfg.KeepItems)
 		}
 		limit = n
 	}
 	writeJSON(w, http.StatusOK, feedItemsResponse{Feed: name, Items: fr.items(limit)})
+	return nil
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -24,11 +23,10 @@ import (
 // the url value, percent-encoded. Any other parameter on the daemon's URL
 // is refused, because it is almost always an unencoded upstream URL whose
 // query was split off by '&'.
-func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
-	target, exempt, e := fetchParams(r.URL.RawQuery)
-	if e != nil {
-		writeError(w, e)
-		return
+func (s *Server) fetch(w http.ResponseWriter, r *http.Request) error {
+	target, exempt, err := fetchParams(r.URL.RawQuery)
+	if err != nil {
+		return err
 	}
 	ctx := r.Context()
 	if exempt {
@@ -40,8 +38,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := http.NewRequestWithContext(ctx, r.Method, target, body)
 	if err != nil {
-		writeError(w, badRequest("url", "url cannot be requested: %s", failureText(err)))
-		return
+		return badRequest("url", "url cannot be requested: %s", failureText(err))
 	}
 	if r.Method == http.MethodPost {
 		out.ContentLength = r.ContentLength
@@ -53,16 +50,16 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.rt.RoundTrip(out)
 	if err != nil {
-		s.upstreamError(w, r, err, "fetch")
-		return
+		return s.upstreamError(err, "fetch")
 	}
 	s.metrics.upstream.WithLabelValues("fetch", "answered").Inc()
 	streamResponse(w, resp)
+	return nil
 }
 
 // fetchParams reads the fetch route's query: url (required, once) and
 // exempt (optional).
-func fetchParams(rawQuery string) (target string, exempt bool, e *apiError) {
+func fetchParams(rawQuery string) (target string, exempt bool, err error) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return "", false, badRequest("", "the query string is malformed; percent-encode the upstream URL in the url parameter")
@@ -80,8 +77,8 @@ func fetchParams(rawQuery string) (target string, exempt bool, e *apiError) {
 		return "", false, badRequest("url", "url is given more than once")
 	}
 	target = q.Get("url")
-	if e := checkUpstreamURL("url", target); e != nil {
-		return "", false, e
+	if err := checkUpstreamURL("url", target); err != nil {
+		return "", false, err
 	}
 	switch v := q["exempt"]; {
 	case len(v) == 0:
@@ -97,9 +94,9 @@ func fetchParams(rawQuery string) (target string, exempt bool, e *apiError) {
 }
 
 // checkUpstreamURL accepts absolute http and https URLs with a host.
-func checkUpstreamURL(field, raw string) *apiError {
-	if e := checkURLField(field, raw); e != nil {
-		return e
+func checkUpstreamURL(field, raw string) error {
+	if err := checkURLField(field, raw); err != nil {
+		return err
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -114,35 +111,20 @@ func checkUpstreamURL(field, raw string) *apiError {
 	return nil
 }
 
-// upstreamError answers for a request that got no upstream response. The
-// message names the endpoint and the failure class, never the URL or the
-// underlying error text, which may repeat the URL with its query.
-func (s *Server) upstreamError(w http.ResponseWriter, r *http.Request, err error, via string) {
-	var open *guard.OpenError
-	if errors.As(err, &open) {
+// upstreamError counts a request that got no upstream response by what
+// stopped it, and returns the error to answer: a fast-fail, a policy
+// refusal, or an upstream failure named by its class alone.
+func (s *Server) upstreamError(err error, via string) error {
+	if errors.Is(err, guard.ErrOpen) {
 		s.metrics.upstream.WithLabelValues(via, "fast_fail").Inc()
-		writeError(w, s.guardError(err, via))
-		return
+		return s.guardError(err, via)
 	}
-	var pol *failure.PolicyError
-	if errors.As(err, &pol) {
+	if _, ok := errors.AsType[*failure.PolicyError](err); ok {
 		s.metrics.upstream.WithLabelValues(via, "policy").Inc()
-		writeError(w, &apiError{Status: http.StatusForbidden, Class: failure.Policy.String(),
-			Message: "server: refused by the destination policy: " + pol.Reason + " (see --allow-private)"})
-		return
+		return err
 	}
-	class := failure.Classify(err)
-	s.metrics.upstream.WithLabelValues(via, class.String()).Inc()
-	if r.Context().Err() != nil {
-		// The client went away; nobody reads this answer.
-		return
-	}
-	status := http.StatusBadGateway
-	if class == failure.Timeout {
-		status = http.StatusGatewayTimeout
-	}
-	writeError(w, &apiError{Status: status, Class: class.String(),
-		Message: fmt.Sprintf("server: upstream failed (%s)", class)})
+	s.metrics.upstream.WithLabelValues(via, failure.Classify(err).String()).Inc()
+	return &upstreamError{err: err}
 }
 
 // streamResponse copies resp to w as it arrives, flushing after every read

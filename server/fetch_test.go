@@ -213,8 +213,9 @@ func FuzzFetchParams(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		target, _, e := fetchParams(q)
-		if e != nil {
+		target, _, err := fetchParams(q)
+		if err != nil {
+			e := (&Server{}).errorFor(err)
 			if e.Status != http.StatusBadRequest || !strings.HasPrefix(e.Message, "server: ") {
 				t.Fatalf("error %+v", e)
 			}

@@ -35,15 +35,13 @@ type acquireResponse struct {
 	LeaseSeconds float64   `json:"lease_seconds"`
 }
 
-func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) {
+func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
 	var req acquireRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
-	if e := checkURLField("url", req.URL); e != nil {
-		writeError(w, e)
-		return
+	if err := checkURLField("url", req.URL); err != nil {
+		return err
 	}
 	acquire := s.guard.Acquire
 	if req.Exempt {
@@ -51,37 +49,33 @@ func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := acquire(req.URL)
 	if err != nil {
-		writeError(w, s.guardError(err, "acquire"))
-		return
+		return s.guardError(err, "acquire")
 	}
 	id, expires, ok := s.tickets.add(t)
 	if !ok {
 		t.Release()
-		writeError(w, &apiError{Status: http.StatusTooManyRequests, RetryAfter: time.Second,
-			Message: fmt.Sprintf("server: %d remote tickets are already out; report some before acquiring more", s.cfg.MaxTickets)})
-		return
+		return &apiError{Status: http.StatusTooManyRequests, RetryAfter: time.Second,
+			Message: fmt.Sprintf("server: %d remote tickets are already out; report some before acquiring more", s.cfg.MaxTickets)}
 	}
 	writeJSON(w, http.StatusOK, acquireResponse{
 		Ticket: id, Endpoint: t.Endpoint(), Trial: t.Trial(), Exempt: req.Exempt,
 		ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds(),
 	})
+	return nil
 }
 
-// guardError turns an Acquire error into the API's answer: 503 for an open
-// endpoint, 400 for a URL the guard cannot key.
-func (s *Server) guardError(err error, via string) *apiError {
-	var open *guard.OpenError
-	if errors.As(err, &open) {
+// guardError counts a fast-fail of an Acquire and passes err on: an open
+// endpoint answers 503, a URL the guard cannot key 400.
+func (s *Server) guardError(err error, via string) error {
+	if errors.Is(err, guard.ErrOpen) {
 		s.metrics.fastFails.WithLabelValues(via).Inc()
-		return &apiError{Status: http.StatusServiceUnavailable, Endpoint: open.Endpoint, RetryAfter: open.RetryAfter,
-			Message: fmt.Sprintf("server: endpoint %s is not answering; not contacted (fast-fail)", open.Endpoint)}
 	}
-	return badRequest("url", "%s", strings.TrimPrefix(err.Error(), "guard: "))
+	return blame("url", err)
 }
 
 // checkURLField does the checks common to every URL the API takes. The
 // guard says what else is wrong with it; neither message repeats the URL.
-func checkURLField(field, u string) *apiError {
+func checkURLField(field, u string) error {
 	switch {
 	case strings.TrimSpace(u) == "":
 		return badRequest(field, "%s is missing", field)
@@ -89,7 +83,7 @@ func checkURLField(field, u string) *apiError {
 		return badRequest(field, "%s is longer than %d bytes", field, maxURLLen)
 	}
 	if _, err := guard.Key(u); err != nil {
-		return badRequest(field, "%s: %s", field, strings.TrimPrefix(err.Error(), "guard: "))
+		return blame(field, err)
 	}
 	return nil
 }
@@ -105,46 +99,23 @@ type reportResponse struct {
 	State    string `json:"state"`
 }
 
-func (s *Server) guardReport(w http.ResponseWriter, r *http.Request) {
+func (s *Server) guardReport(w http.ResponseWriter, r *http.Request) error {
 	var req reportRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	// Everything is checked before the ticket is taken, so a bad report
 	// leaves the ticket as it was for a corrected one.
 	if req.Ticket == "" {
-		writeError(w, badRequest("ticket", "ticket is missing"))
-		return
+		return badRequest("ticket", "ticket is missing")
 	}
-	var class failure.Class
-	switch req.Outcome {
-	case "answered", "inconclusive":
-		if req.ErrorClass != "" {
-			writeError(w, badRequest("error_class", "error_class goes only with outcome \"failed\""))
-			return
-		}
-	case "failed":
-		class = failure.Timeout
-		if req.ErrorClass != "" {
-			c, ok := classByName[req.ErrorClass]
-			if !ok {
-				writeError(w, badRequest("error_class", "unknown error_class %q; want one of %s", req.ErrorClass, classNames()))
-				return
-			}
-			class = c
-		}
-	case "":
-		writeError(w, badRequest("outcome", "outcome is missing; want answered, failed or inconclusive"))
-		return
-	default:
-		writeError(w, badRequest("outcome", "unknown outcome %q; want answered, failed or inconclusive", req.Outcome))
-		return
+	class, err := reportClass(req.Outcome, req.ErrorClass)
+	if err != nil {
+		return err
 	}
 	t, ok := s.tickets.take(req.Ticket)
 	if !ok {
-		writeError(w, notFound("ticket", "unknown ticket: never issued, already reported, or its lease ended"))
-		return
+		return notFound("ticket", "unknown ticket: never issued, already reported, or its lease ended")
 	}
 	switch req.Outcome {
 	case "answered":
@@ -156,6 +127,31 @@ func (s *Server) guardReport(w http.ResponseWriter, r *http.Request) {
 	}
 	ep := t.Endpoint()
 	writeJSON(w, http.StatusOK, reportResponse{Endpoint: ep, State: s.guard.State(ep).String()})
+	return nil
+}
+
+// reportClass checks a report's outcome and error class, and returns the
+// class a failed outcome counts as.
+func reportClass(outcome, errorClass string) (failure.Class, error) {
+	switch outcome {
+	case "answered", "inconclusive":
+		if errorClass != "" {
+			return failure.None, badRequest("error_class", "error_class goes only with outcome \"failed\"")
+		}
+		return failure.None, nil
+	case "failed":
+		if errorClass == "" {
+			return failure.Timeout, nil
+		}
+		c, ok := classByName[errorClass]
+		if !ok {
+			return failure.None, badRequest("error_class", "unknown error_class %q; want one of %s", errorClass, classNames())
+		}
+		return c, nil
+	case "":
+		return failure.None, badRequest("outcome", "outcome is missing; want answered, failed or inconclusive")
+	}
+	return failure.None, badRequest("outcome", "unknown outcome %q; want answered, failed or inconclusive", outcome)
 }
 
 type resetRequest struct {
@@ -164,21 +160,19 @@ type resetRequest struct {
 
 // guardReset reads only the origin of the URL and never logs it: callers
 // reset precisely when an address changed, and it may carry credentials.
-func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
 	var req resetRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
-	if e := checkURLField("url", req.URL); e != nil {
-		writeError(w, e)
-		return
+	if err := checkURLField("url", req.URL); err != nil {
+		return err
 	}
 	if err := s.guard.Reset(req.URL); err != nil {
-		writeError(w, badRequest("url", "%s", strings.TrimPrefix(err.Error(), "guard: ")))
-		return
+		return blame("url", err)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // classByName maps the labels a client may send as error_class to classes.
@@ -286,12 +280,11 @@ func (s *Server) endpoints(keep func(guard.State) bool) []endpointView {
 	return out
 }
 
-func (s *Server) guardList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) guardList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	for k := range q {
 		if k != "state" {
-			writeError(w, badRequest(k, "unknown query parameter %q; want state", k))
-			return
+			return badRequest(k, "unknown query parameter %q; want state", k)
 		}
 	}
 	var keep func(guard.State) bool
@@ -299,10 +292,10 @@ func (s *Server) guardList(w http.ResponseWriter, r *http.Request) {
 		switch want {
 		case guard.Closed.String(), guard.Open.String(), guard.HalfOpen.String():
 		default:
-			writeError(w, badRequest("state", "unknown state %q; want closed, open or half-open", want))
-			return
+			return badRequest("state", "unknown state %q; want closed, open or half-open", want)
 		}
 		keep = func(st guard.State) bool { return st.String() == want }
 	}
 	writeJSON(w, http.StatusOK, endpointList{Endpoints: s.endpoints(keep)})
+	return nil
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/hostguard/hostguard/health"
 )
@@ -28,66 +27,48 @@ type touchResponse struct {
 	Counted bool `json:"counted"`
 }
 
-func (s *Server) needHealth(w http.ResponseWriter) bool {
-	if s.cfg.Health == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Message: "server: this daemon has no host tracker configured"})
-		return false
-	}
-	return true
-}
-
 // hostName reads and checks the {name} path segment. The tracker would
 // refuse a bad one too, but only after the call; checking first keeps a
 // bad request from reaching the store at all.
-func hostName(r *http.Request) (string, *apiError) {
+func hostName(r *http.Request) (string, error) {
 	name := r.PathValue("name")
 	if _, err := health.NormalizeName(name); err != nil {
-		return "", badRequest("name", "%s", strings.TrimPrefix(err.Error(), "health: "))
+		return "", hostNameError(err)
 	}
 	return name, nil
 }
 
-func (s *Server) hostTouch(w http.ResponseWriter, r *http.Request) {
-	if !s.needHealth(w) {
-		return
-	}
-	name, e := hostName(r)
-	if e != nil {
-		writeError(w, e)
-		return
+func (s *Server) hostTouch(w http.ResponseWriter, r *http.Request) error {
+	name, err := hostName(r)
+	if err != nil {
+		return err
 	}
 	var req touchRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	if req.OK == nil {
-		writeError(w, badRequest("ok", "ok is missing; true if the host answered, false if it did not"))
-		return
+		return badRequest("ok", "ok is missing; true if the host answered, false if it did not")
 	}
 	res, err := s.cfg.Health.TouchResult(r.Context(), name, *req.OK)
 	if err != nil {
-		s.internalError(w, "touching a host", err)
-		return
+		return failed("touching a host", err)
 	}
 	writeJSON(w, http.StatusOK, touchResponse{hostView: newHostView(res.Status), Counted: res.Counted})
+	return nil
 }
 
-func (s *Server) hostGet(w http.ResponseWriter, r *http.Request) {
-	if !s.needHealth(w) {
-		return
-	}
-	name, e := hostName(r)
-	if e != nil {
-		writeError(w, e)
-		return
+func (s *Server) hostGet(w http.ResponseWriter, r *http.Request) error {
+	name, err := hostName(r)
+	if err != nil {
+		return err
 	}
 	st, err := s.cfg.Health.Status(r.Context(), name)
 	if err != nil {
-		s.internalError(w, "reading a host", err)
-		return
+		return failed("reading a host", err)
 	}
 	writeJSON(w, http.StatusOK, newHostView(st))
+	return nil
 }
 
 type hostList struct {
@@ -96,38 +77,14 @@ type hostList struct {
 	Next string `json:"next,omitempty"`
 }
 
-func (s *Server) hostList(w http.ResponseWriter, r *http.Request) {
-	if !s.needHealth(w) {
-		return
-	}
-	q := r.URL.Query()
-	for k := range q {
-		if k != "view" && k != "limit" && k != "after" {
-			writeError(w, badRequest(k, "unknown query parameter %q; want view, limit or after", k))
-			return
-		}
-	}
-	p := health.ListParams{View: health.All, Limit: health.DefaultListLimit, After: q.Get("after")}
-	if v := q.Get("view"); v != "" {
-		view, err := health.ParseView(v)
-		if err != nil {
-			writeError(w, badRequest("view", "unknown view %q; want healthy, available, unhealthy, backoff or all", v))
-			return
-		}
-		p.View = view
-	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > health.MaxListLimit {
-			writeError(w, badRequest("limit", "limit must be a whole number from 1 to %d", health.MaxListLimit))
-			return
-		}
-		p.Limit = n
+func (s *Server) hostList(w http.ResponseWriter, r *http.Request) error {
+	p, err := hostListParams(r)
+	if err != nil {
+		return err
 	}
 	list, err := s.cfg.Health.List(r.Context(), p)
 	if err != nil {
-		s.internalError(w, "listing hosts", err)
-		return
+		return failed("listing hosts", err)
 	}
 	out := hostList{Hosts: make([]hostView, 0, len(list))}
 	for _, st := range list {
@@ -137,4 +94,35 @@ func (s *Server) hostList(w http.ResponseWriter, r *http.Request) {
 		out.Next = list[len(list)-1].Name
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
+
+// hostListParams reads GET /v1/hosts' query: view, limit and after.
+func hostListParams(r *http.Request) (health.ListParams, error) {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "view" && k != "limit" && k != "after" {
+			return health.ListParams{}, badRequest(k, "unknown query parameter %q; want view, limit or after", k)
+		}
+	}
+	p := health.ListParams{View: health.All, Limit: health.DefaultListLimit, After: q.Get("after")}
+	if v := q.Get("view"); v != "" {
+		view, err := health.ParseView(v)
+		if err != nil {
+			return p, badRequest("view", "unknown view %q; want healthy, available, unhealthy, backoff or all", v)
+		}
+		p.View = view
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > health.MaxListLimit {
+			return p, badRequest("limit", "limit must be a whole number from 1 to %d", health.MaxListLimit)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// hostNameError answers a name NormalizeName refused: its only input is
+// the name, so every error it returns is about the name.
+func hostNameError(err error) error { return badRequest("name", "%s", err.Error()) }

@@ -2,11 +2,9 @@ package server
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hostguard/hostguard/retry"
@@ -16,36 +14,9 @@ import (
 // a count is a clearer message than a byte figure.
 const maxAddBatch = 10_000
 
-func (s *Server) needRetry(w http.ResponseWriter) bool {
-	if s.cfg.Retry == nil {
-		writeError(w, &apiError{Status: http.StatusNotImplemented, Message: "server: this daemon has no retry scheduler configured"})
-		return false
-	}
-	return true
-}
-
-// retryError maps the scheduler's errors onto the API. field names what a
-// rejected input most likely was, for the ErrInvalid case.
-func (s *Server) retryError(w http.ResponseWriter, doing, field string, err error) {
-	switch {
-	case errors.Is(err, retry.ErrLeaseLost):
-		writeError(w, &apiError{Status: http.StatusConflict, Field: "lease",
-			Message: "server: lease lost: the item was claimed again or settled another way; drop this work"})
-	case errors.Is(err, retry.ErrNotFound):
-		writeError(w, notFound("id", "no such item"))
-	case errors.Is(err, retry.ErrInvalid):
-		if strings.Contains(err.Error(), "lease token") {
-			field = "lease"
-		}
-		writeError(w, badRequest(field, "%s", strings.TrimPrefix(err.Error(), "retry: ")))
-	default:
-		s.internalError(w, doing, err)
-	}
-}
-
 // checkItemID is the part of the scheduler's id rules that can be checked
 // before any work, so that a batch with one bad id is refused whole.
-func checkItemID(field, id string) *apiError {
+func checkItemID(field, id string) error {
 	switch {
 	case id == "":
 		return badRequest(field, "%s is empty", field)
@@ -57,7 +28,7 @@ func checkItemID(field, id string) *apiError {
 
 // decodePayload reads a base64 payload (standard alphabet, padded, as
 // encoding/json writes []byte).
-func decodePayload(field, p string) ([]byte, *apiError) {
+func decodePayload(field, p string) ([]byte, error) {
 	if p == "" {
 		return nil, nil
 	}
@@ -82,49 +53,39 @@ type addRequest struct {
 	Items []newItem `json:"items"`
 }
 
-func (s *Server) itemsAdd(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
+func (s *Server) itemsAdd(w http.ResponseWriter, r *http.Request) error {
 	var req addRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	switch {
 	case req.Items == nil:
-		writeError(w, badRequest("items", "items is missing: {\"items\":[{\"id\":\"...\"}]}"))
-		return
+		return badRequest("items", "items is missing: {\"items\":[{\"id\":\"...\"}]}")
 	case len(req.Items) == 0:
-		writeError(w, badRequest("items", "items is empty"))
-		return
+		return badRequest("items", "items is empty")
 	case len(req.Items) > maxAddBatch:
-		writeError(w, badRequest("items", "%d items in one request; at most %d", len(req.Items), maxAddBatch))
-		return
+		return badRequest("items", "%d items in one request; at most %d", len(req.Items), maxAddBatch)
 	}
 	items := make([]retry.NewItem, len(req.Items))
 	for i, it := range req.Items {
-		if e := checkItemID(fmt.Sprintf("items[%d].id", i), it.ID); e != nil {
-			writeError(w, e)
-			return
+		if err := checkItemID(fmt.Sprintf("items[%d].id", i), it.ID); err != nil {
+			return err
 		}
 		if it.Priority > retry.MaxPriority || it.Priority < -retry.MaxPriority {
-			writeError(w, badRequest(fmt.Sprintf("items[%d].priority", i), "priority %d is outside ±%d", it.Priority, retry.MaxPriority))
-			return
+			return badRequest(fmt.Sprintf("items[%d].priority", i), "priority %d is outside ±%d", it.Priority, retry.MaxPriority)
 		}
-		p, e := decodePayload(fmt.Sprintf("items[%d].payload", i), it.Payload)
-		if e != nil {
-			writeError(w, e)
-			return
+		p, err := decodePayload(fmt.Sprintf("items[%d].payload", i), it.Payload)
+		if err != nil {
+			return err
 		}
 		items[i] = retry.NewItem{ID: it.ID, Priority: it.Priority, Payload: p, NotBefore: it.NotBefore}
 	}
 	res, err := s.cfg.Retry.Add(r.Context(), items...)
 	if err != nil {
-		s.retryError(w, "adding items", "items", err)
-		return
+		return failed("adding items", blame("items", err))
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 type claimRequest struct {
@@ -138,7 +99,7 @@ type claimResponse struct {
 }
 
 // leaseDuration checks a lease length given in seconds.
-func leaseDuration(field string, secs *float64) (time.Duration, *apiError) {
+func leaseDuration(field string, secs *float64) (time.Duration, error) {
 	if secs == nil {
 		return 0, badRequest(field, "%s is missing", field)
 	}
@@ -152,79 +113,49 @@ func leaseDuration(field string, secs *float64) (time.Duration, *apiError) {
 	return time.Duration(v * float64(time.Second)), nil
 }
 
-func (s *Server) itemsClaim(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
+func (s *Server) itemsClaim(w http.ResponseWriter, r *http.Request) error {
 	var req claimRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	if req.N == nil {
-		writeError(w, badRequest("n", "n is missing: how many items to claim, 1 to %d", retry.MaxClaim))
-		return
+		return badRequest("n", "n is missing: how many items to claim, 1 to %d", retry.MaxClaim)
 	}
 	if *req.N < 1 || *req.N > retry.MaxClaim {
-		writeError(w, badRequest("n", "n %d is outside 1 to %d", *req.N, retry.MaxClaim))
-		return
+		return badRequest("n", "n %d is outside 1 to %d", *req.N, retry.MaxClaim)
 	}
-	lease, e := leaseDuration("lease_seconds", req.LeaseSeconds)
-	if e != nil {
-		writeError(w, e)
-		return
+	lease, err := leaseDuration("lease_seconds", req.LeaseSeconds)
+	if err != nil {
+		return err
 	}
 	leases, err := s.cfg.Retry.Claim(r.Context(), retry.ClaimParams{N: *req.N, Lease: lease, Worker: req.Worker})
 	if err != nil {
-		s.retryError(w, "claiming items", "worker", err)
-		return
+		return failed("claiming items", blame("worker", err))
 	}
 	if leases == nil {
 		leases = []retry.Lease{}
 	}
 	writeJSON(w, http.StatusOK, claimResponse{Leases: leases})
+	return nil
 }
 
-// itemOpRequest is the body of every POST /v1/items/{id}/{op}. Which
-// fields an operation takes is checked per operation, so that a field
-// sent to the wrong one (a class on succeed) is an error, not ignored.
-type itemOpRequest struct {
+// The five operations on one item are five routes, each with a body of its
+// own, so that a field sent to the wrong one (a class on succeed) is an
+// unknown field, not ignored.
+
+type leaseRequest struct {
+	Lease string `json:"lease"`
+}
+
+type failRequest struct {
+	Lease string `json:"lease"`
+	Class string `json:"class"`
+	Note  string `json:"note"`
+}
+
+type extendRequest struct {
 	Lease        string   `json:"lease"`
-	Class        string   `json:"class"`
-	Note         string   `json:"note"`
 	LeaseSeconds *float64 `json:"lease_seconds"`
-	Boost        int      `json:"boost"`
-	AddIfMissing bool     `json:"add_if_missing"`
-	Priority     int      `json:"priority"`
-	Payload      string   `json:"payload"`
-}
-
-// opFields lists the fields each operation accepts.
-var opFields = map[string][]string{
-	"succeed": {"lease"},
-	"release": {"lease"},
-	"fail":    {"lease", "class", "note"},
-	"extend":  {"lease", "lease_seconds"},
-	"observe": {"boost", "add_if_missing", "priority", "payload"},
-}
-
-// present names the fields of req that are set.
-func (req *itemOpRequest) present() []string {
-	var f []string
-	add := func(name string, set bool) {
-		if set {
-			f = append(f, name)
-		}
-	}
-	add("lease", req.Lease != "")
-	add("class", req.Class != "")
-	add("note", req.Note != "")
-	add("lease_seconds", req.LeaseSeconds != nil)
-	add("boost", req.Boost != 0)
-	add("add_if_missing", req.AddIfMissing)
-	add("priority", req.Priority != 0)
-	add("payload", req.Payload != "")
-	return f
 }
 
 type extendResponse struct {
@@ -232,132 +163,154 @@ type extendResponse struct {
 	Until time.Time `json:"until"`
 }
 
-func (s *Server) itemOp(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
-	id, op := r.PathValue("id"), r.PathValue("op")
-	allowed, ok := opFields[op]
-	if !ok {
-		writeError(w, notFound("op", "unknown item operation %q; want succeed, fail, extend, release or observe", op))
-		return
-	}
-	if e := checkItemID("id", id); e != nil {
-		writeError(w, e)
-		return
-	}
-	var req itemOpRequest
-	var e *apiError
-	if op == "observe" {
-		e = decodeOptionalJSON(w, r, s.cfg.MaxBodyBytes, &req)
-	} else {
-		e = decodeJSON(w, r, s.cfg.MaxBodyBytes, &req)
-	}
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	for _, f := range req.present() {
-		found := false
-		for _, a := range allowed {
-			found = found || a == f
-		}
-		if !found {
-			writeError(w, badRequest(f, "%s does not go with %s (it takes %s)", f, op, strings.Join(allowed, ", ")))
-			return
-		}
-	}
-	if op != "observe" && req.Lease == "" {
-		writeError(w, badRequest("lease", "lease is missing: the token claim returned"))
-		return
-	}
-	ref := retry.LeaseRef{ID: id, Token: req.Lease}
-	ctx := r.Context()
-	var err error
-	switch op {
-	case "succeed":
-		err = s.cfg.Retry.Succeed(ctx, ref)
-	case "release":
-		err = s.cfg.Retry.Release(ctx, ref)
-	case "fail":
-		if req.Class == "" {
-			writeError(w, badRequest("class", "class is missing: why the attempt failed, e.g. timeout or not_found"))
-			return
-		}
-		err = s.cfg.Retry.Fail(ctx, ref, req.Class, req.Note)
-	case "extend":
-		d, e := leaseDuration("lease_seconds", req.LeaseSeconds)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		until, err := s.cfg.Retry.Extend(ctx, ref, d)
-		if err != nil {
-			s.retryError(w, "extending a lease", "lease", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, extendResponse{ID: id, Until: until.UTC()})
-		return
-	case "observe":
-		if req.Boost < 0 {
-			writeError(w, badRequest("boost", "boost must not be negative"))
-			return
-		}
-		p, e := decodePayload("payload", req.Payload)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		res, err := s.cfg.Retry.Observe(ctx, id, retry.ObserveParams{
-			Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Payload: p})
-		if err != nil {
-			s.retryError(w, "observing an item", "", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, res)
-		return
-	}
-	if err != nil {
-		field := "lease"
-		if op == "fail" {
-			field = "class"
-		}
-		s.retryError(w, op+" of an item", field, err)
-		return
-	}
-	item, err := s.cfg.Retry.Get(ctx, id)
-	if err != nil {
-		s.retryError(w, "reading an item", "id", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, item)
+type observeRequest struct {
+	Boost        int    `json:"boost"`
+	AddIfMissing bool   `json:"add_if_missing"`
+	Priority     int    `json:"priority"`
+	Payload      string `json:"payload"`
 }
 
-func (s *Server) itemGet(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
+// itemLease reads the {id} segment and the lease token every operation on
+// a lease names.
+func itemLease(r *http.Request, token string) (retry.LeaseRef, error) {
 	id := r.PathValue("id")
-	if e := checkItemID("id", id); e != nil {
-		writeError(w, e)
-		return
+	if err := checkItemID("id", id); err != nil {
+		return retry.LeaseRef{}, err
+	}
+	if token == "" {
+		return retry.LeaseRef{}, badRequest("lease", "lease is missing: the token claim returned")
+	}
+	return retry.LeaseRef{ID: id, Token: token}, nil
+}
+
+// settled answers a settled lease with the item as it is now.
+func (s *Server) settled(w http.ResponseWriter, r *http.Request, id string) error {
+	item, err := s.cfg.Retry.Get(r.Context(), id)
+	if err != nil {
+		return failed("reading an item", blame("id", err))
+	}
+	writeJSON(w, http.StatusOK, item)
+	return nil
+}
+
+func (s *Server) itemSucceed(w http.ResponseWriter, r *http.Request) error {
+	var req leaseRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	ref, err := itemLease(r, req.Lease)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Retry.Succeed(r.Context(), ref); err != nil {
+		return failed("succeed of an item", blame("lease", err))
+	}
+	return s.settled(w, r, ref.ID)
+}
+
+func (s *Server) itemRelease(w http.ResponseWriter, r *http.Request) error {
+	var req leaseRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	ref, err := itemLease(r, req.Lease)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Retry.Release(r.Context(), ref); err != nil {
+		return failed("release of an item", blame("lease", err))
+	}
+	return s.settled(w, r, ref.ID)
+}
+
+func (s *Server) itemFail(w http.ResponseWriter, r *http.Request) error {
+	var req failRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	ref, err := itemLease(r, req.Lease)
+	if err != nil {
+		return err
+	}
+	if req.Class == "" {
+		return badRequest("class", "class is missing: why the attempt failed, e.g. timeout or not_found")
+	}
+	if err := s.cfg.Retry.Fail(r.Context(), ref, req.Class, req.Note); err != nil {
+		return failed("fail of an item", blame("class", err))
+	}
+	return s.settled(w, r, ref.ID)
+}
+
+func (s *Server) itemExtend(w http.ResponseWriter, r *http.Request) error {
+	var req extendRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	ref, err := itemLease(r, req.Lease)
+	if err != nil {
+		return err
+	}
+	d, err := leaseDuration("lease_seconds", req.LeaseSeconds)
+	if err != nil {
+		return err
+	}
+	until, err := s.cfg.Retry.Extend(r.Context(), ref, d)
+	if err != nil {
+		return failed("extending a lease", blame("lease", err))
+	}
+	writeJSON(w, http.StatusOK, extendResponse{ID: ref.ID, Until: until.UTC()})
+	return nil
+}
+
+func (s *Server) itemObserve(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := checkItemID("id", id); err != nil {
+		return err
+	}
+	var req observeRequest
+	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Boost < 0 {
+		return badRequest("boost", "boost must not be negative")
+	}
+	p, err := decodePayload("payload", req.Payload)
+	if err != nil {
+		return err
+	}
+	res, err := s.cfg.Retry.Observe(r.Context(), id, retry.ObserveParams{
+		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Payload: p})
+	if err != nil {
+		return failed("observing an item", err)
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// itemUnknownOp answers POST /v1/items/{id}/{op} for an op that is none
+// of the five, naming them: the mux's plain 404 would not.
+func itemUnknownOp(_ http.ResponseWriter, r *http.Request) error {
+	return notFound("op", "unknown item operation %q; want succeed, fail, extend, release or observe", r.PathValue("op"))
+}
+
+func (s *Server) itemGet(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := checkItemID("id", id); err != nil {
+		return err
 	}
 	item, err := s.cfg.Retry.Get(r.Context(), id)
 	if err != nil {
-		s.retryError(w, "reading an item", "id", err)
-		return
+		return failed("reading an item", blame("id", err))
 	}
 	writeJSON(w, http.StatusOK, item)
+	return nil
 }
 
-func (s *Server) itemsStats(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
+func (s *Server) itemsStats(w http.ResponseWriter, r *http.Request) error {
 	st, err := s.cfg.Retry.Stats(r.Context())
 	if err != nil {
-		s.internalError(w, "reading queue statistics", err)
-		return
+		return failed("reading queue statistics", err)
 	}
 	writeJSON(w, http.StatusOK, st)
+	return nil
 }

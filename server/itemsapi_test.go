@@ -148,7 +148,7 @@ func TestItemsBadInput(t *testing.T) {
 		{"add bad base64", "POST", "/v1/items", `{"items":[{"id":"p","payload":"***"}]}`, 400, "items[0].payload"},
 		{"add big payload", "POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "p", "payload": base64.StdEncoding.EncodeToString(make([]byte, 65<<10))}}}, 400, "items[0].payload"},
 		{"add priority", "POST", "/v1/items", `{"items":[{"id":"p","priority":2000000000}]}`, 400, "items[0].priority"},
-		{"add unknown field", "POST", "/v1/items", `{"items":[{"id":"p","prio":1}]}`, 400, "prio"},
+		{"add unknown field", "POST", "/v1/items", `{"items":[{"id":"p","prio":1}]}`, 400, "items[0].prio"},
 		{"claim no n", "POST", "/v1/items/claim", `{"lease_seconds":30}`, 400, "n"},
 		{"claim zero n", "POST", "/v1/items/claim", `{"n":0,"lease_seconds":30}`, 400, "n"},
 		{"claim huge n", "POST", "/v1/items/claim", `{"n":100000,"lease_seconds":30}`, 400, "n"},

@@ -25,42 +25,33 @@ type observeBatchResponse struct {
 }
 
 // itemsObserve is POST /v1/items/observe: ObserveMany.
-func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
+func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
 	var req observeBatchRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	switch {
 	case len(req.IDs) == 0:
-		writeError(w, badRequest("ids", "ids is missing or empty: {\"ids\":[\"...\"]}"))
-		return
+		return badRequest("ids", "ids is missing or empty: {\"ids\":[\"...\"]}")
 	case len(req.IDs) > retry.MaxAdd:
-		writeError(w, badRequest("ids", "%d ids in one request; at most %d", len(req.IDs), retry.MaxAdd))
-		return
+		return badRequest("ids", "%d ids in one request; at most %d", len(req.IDs), retry.MaxAdd)
 	case req.Boost < 0:
-		writeError(w, badRequest("boost", "boost must not be negative"))
-		return
+		return badRequest("boost", "boost must not be negative")
 	case req.Priority > retry.MaxPriority || req.Priority < -retry.MaxPriority:
-		writeError(w, badRequest("priority", "priority %d is outside ±%d", req.Priority, retry.MaxPriority))
-		return
+		return badRequest("priority", "priority %d is outside ±%d", req.Priority, retry.MaxPriority)
 	}
 	for i, id := range req.IDs {
-		if e := checkItemID(fmt.Sprintf("ids[%d]", i), id); e != nil {
-			writeError(w, e)
-			return
+		if err := checkItemID(fmt.Sprintf("ids[%d]", i), id); err != nil {
+			return err
 		}
 	}
 	res, err := s.cfg.Retry.ObserveMany(r.Context(), req.IDs, retry.ObserveParams{
 		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority})
 	if err != nil {
-		s.retryError(w, "observing items", "ids", err)
-		return
+		return failed("observing items", blame("ids", err))
 	}
 	writeJSON(w, http.StatusOK, observeBatchResponse{Results: res})
+	return nil
 }
 
 type itemsSettleOutcome struct {
@@ -91,53 +82,18 @@ type itemsSettleResponse struct {
 var settleOps = map[string]retry.Op{"succeed": retry.OpSucceed, "fail": retry.OpFail, "release": retry.OpRelease}
 
 // itemsSettle is POST /v1/items/settle: Settle for a batch of leases.
-func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) {
-	if !s.needRetry(w) {
-		return
-	}
+func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) error {
 	var req itemsSettleRequest
-	if e := decodeJSON(w, r, s.cfg.MaxBodyBytes, &req); e != nil {
-		writeError(w, e)
-		return
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
 	}
-	switch {
-	case len(req.Outcomes) == 0:
-		writeError(w, badRequest("outcomes", "outcomes is missing or empty: {\"outcomes\":[{\"id\":\"...\",\"lease\":\"...\",\"op\":\"succeed\"}]}"))
-		return
-	case len(req.Outcomes) > retry.MaxClaim:
-		writeError(w, badRequest("outcomes", "%d outcomes in one request; at most %d", len(req.Outcomes), retry.MaxClaim))
-		return
-	}
-	outs := make([]retry.Outcome, len(req.Outcomes))
-	for i, o := range req.Outcomes {
-		field := func(name string) string { return fmt.Sprintf("outcomes[%d].%s", i, name) }
-		if e := checkItemID(field("id"), o.ID); e != nil {
-			writeError(w, e)
-			return
-		}
-		if o.Lease == "" {
-			writeError(w, badRequest(field("lease"), "%s is missing: the token claim returned", field("lease")))
-			return
-		}
-		op, ok := settleOps[o.Op]
-		if !ok {
-			writeError(w, badRequest(field("op"), "%s %q is not succeed, fail or release (extend has its own route)", field("op"), o.Op))
-			return
-		}
-		if op == retry.OpFail && o.Class == "" {
-			writeError(w, badRequest(field("class"), "%s is missing: why the attempt failed", field("class")))
-			return
-		}
-		if op != retry.OpFail && (o.Class != "" || o.Note != "") {
-			writeError(w, badRequest(field("class"), "class and note go with op fail only"))
-			return
-		}
-		outs[i] = retry.Outcome{Lease: retry.LeaseRef{ID: o.ID, Token: o.Lease}, Op: op, Class: o.Class, Note: o.Note}
+	outs, err := settleOutcomes(req.Outcomes)
+	if err != nil {
+		return err
 	}
 	errs, err := s.cfg.Retry.Settle(r.Context(), outs)
 	if err != nil {
-		s.retryError(w, "settling leases", "outcomes", err)
-		return
+		return failed("settling leases", blame("outcomes", err))
 	}
 	res := make([]itemsSettleResult, len(outs))
 	for i, e := range errs {
@@ -149,9 +105,41 @@ func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(e, retry.ErrNotFound):
 			res[i].Error = "not_found"
 		default:
-			s.internalError(w, "settling leases", e)
-			return
+			return failed("settling leases", e)
 		}
 	}
 	writeJSON(w, http.StatusOK, itemsSettleResponse{Results: res})
+	return nil
+}
+
+// settleOutcomes checks a batch whole before any of it is settled.
+func settleOutcomes(in []itemsSettleOutcome) ([]retry.Outcome, error) {
+	switch {
+	case len(in) == 0:
+		return nil, badRequest("outcomes", "outcomes is missing or empty: {\"outcomes\":[{\"id\":\"...\",\"lease\":\"...\",\"op\":\"succeed\"}]}")
+	case len(in) > retry.MaxClaim:
+		return nil, badRequest("outcomes", "%d outcomes in one request; at most %d", len(in), retry.MaxClaim)
+	}
+	outs := make([]retry.Outcome, len(in))
+	for i, o := range in {
+		field := func(name string) string { return fmt.Sprintf("outcomes[%d].%s", i, name) }
+		if err := checkItemID(field("id"), o.ID); err != nil {
+			return nil, err
+		}
+		if o.Lease == "" {
+			return nil, badRequest(field("lease"), "%s is missing: the token claim returned", field("lease"))
+		}
+		op, ok := settleOps[o.Op]
+		if !ok {
+			return nil, badRequest(field("op"), "%s %q is not succeed, fail or release (extend has its own route)", field("op"), o.Op)
+		}
+		if op == retry.OpFail && o.Class == "" {
+			return nil, badRequest(field("class"), "%s is missing: why the attempt failed", field("class"))
+		}
+		if op != retry.OpFail && (o.Class != "" || o.Note != "") {
+			return nil, badRequest(field("class"), "class and note go with op fail only")
+		}
+		outs[i] = retry.Outcome{Lease: retry.LeaseRef{ID: o.ID, Token: o.Lease}, Op: op, Class: o.Class, Note: o.Note}
+	}
+	return outs, nil
 }

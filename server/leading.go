@@ -121,11 +121,11 @@ func (s *Server) leaderStatus(ctx context.Context) (leaderView, error) {
 	return v, nil
 }
 
-func (s *Server) leaderGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) leaderGet(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.leaderStatus(r.Context())
 	if err != nil {
-		s.internalError(w, "reading the leader lease", err)
-		return
+		return failed("reading the leader lease", err)
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,35 +10,32 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostguard/hostguard/guard"
 )
 
 // serveProxy is the forward proxy. Absolute-URI requests (what a client
 // sends with HTTP_PROXY set) go through the guarded transport like the
 // fetch route; CONNECT (what it sends for https:// with HTTPS_PROXY) opens
 // a tunnel whose dial and first byte are evidence for the guard.
-func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
 	if !s.token.allows(r.Header.Get("Proxy-Authorization"), true) {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="hostguard"`)
-		writeError(w, &apiError{Status: http.StatusProxyAuthRequired,
-			Message: "server: the proxy needs the daemon's token: Proxy-Authorization: Bearer TOKEN, or any user name with the token as password in the proxy URL"})
-		return
+		return &apiError{Status: http.StatusProxyAuthRequired,
+			Message: "server: the proxy needs the daemon's token: Proxy-Authorization: Bearer TOKEN, or any user name with the token as password in the proxy URL"}
 	}
 	if r.Method == http.MethodConnect {
-		s.connect(w, r)
-		return
+		return s.connect(w, r)
 	}
 	if !r.URL.IsAbs() || r.URL.Host == "" {
-		writeError(w, badRequest("", "this is a forward proxy: send absolute-URI requests (set HTTP_PROXY / HTTPS_PROXY to it), or use the API's /v1/fetch"))
-		return
+		return badRequest("", "this is a forward proxy: send absolute-URI requests (set HTTP_PROXY / HTTPS_PROXY to it), or use the API's /v1/fetch")
 	}
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
-		writeError(w, badRequest("", "the proxy forwards only http and https URLs"))
-		return
+		return badRequest("", "the proxy forwards only http and https URLs")
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), r.Body)
 	if err != nil {
-		writeError(w, badRequest("", "the request cannot be forwarded: %s", failureText(err)))
-		return
+		return badRequest("", "the request cannot be forwarded: %s", failureText(err))
 	}
 	out.ContentLength = r.ContentLength
 	if r.ContentLength == 0 {
@@ -47,11 +45,11 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 	copyEndToEnd(out.Header, r.Header)
 	resp, err := s.rt.RoundTrip(out)
 	if err != nil {
-		s.upstreamError(w, r, err, "proxy")
-		return
+		return s.upstreamError(err, "proxy")
 	}
 	s.metrics.upstream.WithLabelValues("proxy", "answered").Inc()
 	streamResponse(w, resp)
+	return nil
 }
 
 // connectTimeoutError is what a tunnel reports when its target accepted the
@@ -68,21 +66,18 @@ func (e *connectTimeoutError) Unwrap() error   { return context.DeadlineExceeded
 // connect serves one CONNECT tunnel. The guard endpoint is
 // https://host:port, since CONNECT carries TLS almost always, so a tunnel to
 // host:443 and a fetch of https://host/ are one endpoint.
-func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
+func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	hostport := r.Host
 	if _, _, err := net.SplitHostPort(hostport); err != nil {
-		writeError(w, badRequest("", "CONNECT needs host:port"))
-		return
+		return badRequest("", "CONNECT needs host:port")
 	}
 	ticket, err := s.guard.Acquire("https://" + hostport)
 	if err != nil {
-		if e := s.guardError(err, "proxy"); e.Status == http.StatusServiceUnavailable {
+		if errors.Is(err, guard.ErrOpen) {
 			s.metrics.upstream.WithLabelValues("connect", "fast_fail").Inc()
-			writeError(w, e)
-			return
+			return s.guardError(err, "proxy")
 		}
-		writeError(w, badRequest("", "CONNECT target is not a valid host:port"))
-		return
+		return badRequest("", "CONNECT target is not a valid host:port")
 	}
 	st := &tunnelTicket{t: ticket}
 	// Every path below settles the ticket: a report, or this release.
@@ -93,27 +88,26 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	if err != nil {
 		st.failed(err)
-		s.upstreamError(w, r, err, "connect")
-		return
+		return s.upstreamError(err, "connect")
 	}
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		up.Close()
-		writeError(w, fmt.Errorf("hijack: %w", err))
-		return
+		return failed("taking over a CONNECT connection", err)
 	}
 	tun := &tunnel{client: client, up: up}
 	if !s.tunnels.add(tun) {
 		// Shutting down: no new tunnels.
 		tun.close()
-		return
+		return nil
 	}
 	defer s.tunnels.done(tun)
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		tun.close()
-		return
+		return nil
 	}
 	s.runTunnel(tun, st, brw.Reader)
+	return nil
 }
 
 // tunnelTicket settles a tunnel's guard ticket exactly once, whichever of

@@ -158,8 +158,9 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, s.statusReport(r.Context()))
+	return nil
 }
 
 //go:embed status.html
@@ -191,15 +192,14 @@ type kv struct {
 // statusPage renders the report as a self-contained page that refreshes
 // itself. html/template escapes every endpoint and host name, which come
 // from clients.
-func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 	var buf bytes.Buffer
 	states := []string{"pending", "scheduled", "leased", "done"}
 	if err := statusTemplate.Execute(&buf, struct {
 		statusReport
 		States []string
 	}{s.statusReport(r.Context()), states}); err != nil {
-		s.internalError(w, "rendering the status page", err)
-		return
+		return failed("rendering the status page", err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -208,4 +208,5 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 	// Nothing on the page loads from anywhere; say so to the browser.
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 	_, _ = w.Write(buf.Bytes())
+	return nil
 }

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/leader"
+	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/transport"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultTicketLease     = 2 * time.Minute
+	DefaultMaxTickets      = 100_000
+	DefaultSweepEvery      = time.Second
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Config configures a Server. The zero value serves the guard, fetch and
+// proxy routes with every default; the host and item routes answer 501
+// until Health and Retry are set.
+type Config struct {
+	// Token is the bearer token that every route but GET /healthz
+	// requires, and that the proxy requires as Proxy-Authorization. Empty
+	// (the zero value) means no authentication; CheckListen refuses that
+	// for an address beyond loopback.
+	Token string
+
+	// AllowPrivate lets the fetch route and the proxy reach loopback,
+	// private, link-local, unspecified, multicast and reserved addresses.
+	// false (the zero value) refuses them at dial time with 403.
+	AllowPrivate bool
+
+	// Guard configures the server's connectivity guard; zero fields take
+	// guard's defaults. The server sets OnTransition for its log line and
+	// metrics, then calls the one given here, if any.
+	Guard guard.Config
+
+	// HeaderTimeout bounds the wait for an upstream's response headers (and
+	// for a CONNECT target's first byte once the client has spoken); 0
+	// means transport.DefaultTimeout (30s).
+	HeaderTimeout time.Duration
+
+	// IdleTimeout bounds how long an upstream body may stall; 0 means
+	// transport.DefaultTimeout (30s). A body that keeps arriving is never cut.
+	IdleTimeout time.Duration
+
+	// TicketLease is how long a ticket from POST /v1/guard/acquire stays
+	// valid without a report; when it ends the ticket is released as
+	// inconclusive, so a crashed client cannot hold a half-open endpoint's
+	// trial. 0 means DefaultTicketLease (2m).
+	TicketLease time.Duration
+
+	// MaxTickets bounds the remote tickets held at once; an acquire beyond
+	// it answers 429. 0 means DefaultMaxTickets (100 000).
+	MaxTickets int
+
+	// SweepEvery is how often expired remote tickets are looked for; a
+	// ticket is released at most this long after its lease ends. 0 means
+	// DefaultSweepEvery (1s).
+	SweepEvery time.Duration
+
+	// MaxBodyBytes bounds a JSON request body; a larger one answers 413.
+	// Bodies forwarded by the fetch route and the proxy are not bounded.
+	// 0 means DefaultMaxBodyBytes (1 MiB).
+	MaxBodyBytes int64
+
+	// ShutdownTimeout bounds how long Serve waits for in-flight requests
+	// and tunnels once its context ends; after it they are cut. 0 means
+	// DefaultShutdownTimeout (10s).
+	ShutdownTimeout time.Duration
+
+	// Health serves /v1/hosts. nil (the zero value) makes those routes
+	// answer 501.
+	Health *health.Tracker
+
+	// Retry serves /v1/items. nil (the zero value) makes those routes
+	// answer 501.
+	Retry *retry.Scheduler
+
+	// Budget serves /v1/budget. nil (the zero value) makes those routes
+	// answer 501. The routes that change sources and pause work store the
+	// change, so every node that shares the store sees it and it outlives
+	// a restart; a source of the daemon's configuration keeps its
+	// configured settings under the stored change.
+	Budget *budget.Budget
+
+	// Elector elects the node of a cluster that runs the periodic work
+	// (feed polls and pruning) while Serve runs. nil (the zero value): this
+	// server always runs it, as a single node does.
+	Elector *leader.Elector
+
+	// Feeds are the Newznab or Torznab feeds the leader polls; they need
+	// Budget and FeedStore. nil (the zero value): none.
+	Feeds []Feed
+
+	// FeedStore keeps the feeds' positions and serves /v1/feeds. nil (the
+	// zero value) makes those routes answer 501.
+	FeedStore feed.Store
+
+	// Evidence serves /v1/evidence. nil (the zero value) makes those
+	// routes answer 501. The caller closes it after Serve returns.
+	Evidence *evidence.Book
+
+	// MaintainEvery is how often the leader prunes budget usage older than
+	// the budget keeps and evidence beyond its cap; the first run comes
+	// at most a minute after leadership begins. 0 means
+	// DefaultMaintainEvery (1h).
+	MaintainEvery time.Duration
+
+	// Logger receives startup, shutdown and guard transition lines, never a
+	// line per request. nil means slog.Default().
+	Logger *slog.Logger
+
+	// Now is the clock for ticket leases and the status page. nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Validate reports the first bad field of c, by name.
+func (c Config) Validate() error {
+	switch {
+	case c.HeaderTimeout < 0:
+		return fmt.Errorf("server: Config.HeaderTimeout is negative (%v)", c.HeaderTimeout)
+	case c.IdleTimeout < 0:
+		return fmt.Errorf("server: Config.IdleTimeout is negative (%v)", c.IdleTimeout)
+	case c.TicketLease < 0:
+		return fmt.Errorf("server: Config.TicketLease is negative (%v)", c.TicketLease)
+	case c.MaxTickets < 0:
+		return fmt.Errorf("server: Config.MaxTickets is negative (%d)", c.MaxTickets)
+	case c.SweepEvery < 0:
+		return fmt.Errorf("server: Config.SweepEvery is negative (%v)", c.SweepEvery)
+	case c.MaxBodyBytes < 0:
+		return fmt.Errorf("server: Config.MaxBodyBytes is negative (%d)", c.MaxBodyBytes)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("server: Config.ShutdownTimeout is negative (%v)", c.ShutdownTimeout)
+	case c.MaintainEvery < 0:
+		return fmt.Errorf("server: Config.MaintainEvery is negative (%v)", c.MaintainEvery)
+	case c.Guard.Threshold < 0:
+		return fmt.Errorf("server: Config.Guard.Threshold is negative (%d)", c.Guard.Threshold)
+	case c.Guard.Window < 0:
+		return fmt.Errorf("server: Config.Guard.Window is negative (%v)", c.Guard.Window)
+	case c.Guard.OpenFor < 0:
+		return fmt.Errorf("server: Config.Guard.OpenFor is negative (%v)", c.Guard.OpenFor)
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.TicketLease == 0 {
+		c.TicketLease = DefaultTicketLease
+	}
+	if c.MaxTickets == 0 {
+		c.MaxTickets = DefaultMaxTickets
+	}
+	if c.SweepEvery == 0 {
+		c.SweepEvery = DefaultSweepEvery
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.MaintainEvery == 0 {
+		c.MaintainEvery = DefaultMaintainEvery
+	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = transport.DefaultTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = transport.DefaultTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Serve answers the API on api and the forward proxy on proxy (nil leaves
+// the proxy off) until ctx ends, then shuts down gracefully: it stops
+// accepting, lets in-flight requests and tunnels finish for at most
+// Config.ShutdownTimeout, cuts what remains (which releases their guard
+// tickets), releases every remote ticket and stops the sweeper. It returns
+// nil after a shutdown that ctx asked for, or the error that stopped a
+// listener. The caller still owns and closes the stores behind Health and
+// Retry.
+func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
+	errorLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	mk := func(h http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           s.active.track(h),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          errorLog,
+			BaseContext:       func(net.Listener) context.Context { return s.baseCtx },
+		}
+	}
+	servers := []*http.Server{mk(s.api)}
+	listeners := []net.Listener{api}
+	if proxy != nil {
+		servers = append(servers, mk(s.proxy))
+		listeners = append(listeners, proxy)
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	// The periodic work stops first on the way out: it must not outlive
+	// the stores the caller closes after Serve.
+	leadCtx, stopLead := context.WithCancel(context.Background())
+	defer stopLead()
+	leadDone := make(chan struct{})
+	go func() {
+		defer close(leadDone)
+		s.runLeader(leadCtx)
+	}()
+	var serveErr error
+	running := len(servers)
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+		running--
+		if errors.Is(serveErr, http.ErrServerClosed) {
+			serveErr = nil
+		}
+	}
+	s.log.Info("server: shutting down", "drain", s.cfg.ShutdownTimeout)
+	stopLead()
+	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() { _ = srv.Shutdown(drainCtx) })
+	}
+	wg.Go(func() { s.tunnels.wait(drainCtx) })
+	wg.Wait()
+	if drainCtx.Err() != nil {
+		s.log.Warn("server: in-flight work did not finish in time; cutting it", "drain", s.cfg.ShutdownTimeout)
+	}
+	// Whatever is left is cut now: cancelling the base context stops the
+	// upstream requests (the transport then releases their tickets), and
+	// closing the servers and tunnels drops their connections.
+	s.cancelBase()
+	for _, srv := range servers {
+		_ = srv.Close()
+	}
+	s.tunnels.closeAll()
+	s.tunnels.waitAll()
+	for ; running > 0; running-- {
+		<-errc
+	}
+	// Handlers of cut connections return promptly once their context is
+	// cancelled; waiting for them means no handler outlives Serve.
+	lastCtx, cancelLast := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelLast()
+	if !s.active.wait(lastCtx) {
+		s.log.Warn("server: some handlers were still running at exit")
+	}
+	<-leadDone
+	s.Close()
+	s.log.Info("server: stopped")
+	return serveErr
+}
+
+// activity counts running handlers. It is not a sync.WaitGroup because
+// handlers may start while Serve waits (a connection accepted just before
+// the listener closed), which a WaitGroup does not allow.
+type activity struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{}
+}
+
+func (a *activity) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.n++
+		a.mu.Unlock()
+		defer a.leave()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (a *activity) leave() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n--
+	if a.n == 0 && a.idle != nil {
+		close(a.idle)
+		a.idle = nil
+	}
+}
+
+// wait reports whether every handler returned before ctx ended.
+func (a *activity) wait(ctx context.Context) bool {
+	a.mu.Lock()
+	if a.n == 0 {
+		a.mu.Unlock()
+		return true
+	}
+	if a.idle == nil {
+		a.idle = make(chan struct{})
+	}
+	ch := a.idle
+	a.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
