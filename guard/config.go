@@ -17,6 +17,7 @@ const (
 	DefaultThreshold    = 2
 	DefaultWindow       = 120 * time.Second
 	DefaultOpenFor      = 30 * time.Second
+	DefaultMaxOpenFor   = 0 // no growth
 	DefaultMaxEndpoints = 4096
 	DefaultIdleTTL      = 10 * time.Minute
 	DefaultMaxProbes    = 64
@@ -39,6 +40,17 @@ type Config struct {
 	// OpenFor is how long an open endpoint fails fast before it admits one
 	// trial. Zero means DefaultOpenFor (30s); negative is invalid.
 	OpenFor time.Duration
+
+	// MaxOpenFor lets open periods grow while a host stays down: the n-th
+	// opening in a row without an answer in between lasts
+	// min(n × OpenFor, MaxOpenFor), and every opening after the first is
+	// lengthened by a spread of up to 10 %, different per endpoint, so
+	// that endpoints that opened together are not tried together again.
+	// Any answer, and Reset, start again at OpenFor. Zero means
+	// DefaultMaxOpenFor, which is no growth: every opening lasts OpenFor,
+	// as does any MaxOpenFor not above OpenFor; negative means no growth
+	// as well.
+	MaxOpenFor time.Duration
 
 	// MaxEndpoints caps the records the guard keeps. Zero means
 	// DefaultMaxEndpoints (4096); negative is invalid, since a guard

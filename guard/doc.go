@@ -48,6 +48,10 @@
 //     nothing, and can never free a slot a newer trial holds.
 //   - Exempt tickets (AcquireExempt) are never refused and their failures
 //     never count, but their answers clear.
+//   - Growth (Config.MaxOpenFor, off unless set): the n-th opening in a
+//     row without an answer lasts min(n × OpenFor, MaxOpenFor), spread by
+//     up to +10 % from the second on; an answer or Reset starts again at
+//     OpenFor.
 //   - Probes (Config.Probe, off unless set): when an open period ends and
 //     the endpoint was asked for during it (at least one Acquire refused),
 //     the guard calls Probe itself, from a timer, as the endpoint's one

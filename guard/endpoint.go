@@ -40,6 +40,7 @@ type endpoint struct {
 	fails     int           // counted failures since the record last cleared
 	last      failure.Class // class of the last counted failure
 	lastAt    time.Time
+	openings  int           // openings in a row without an answer or Reset in between
 	out       int       // tickets admitted and not yet settled
 	touched   bool      // used since the last sweep
 	seen      time.Time // when the record was created or last seen in use by a sweep
@@ -74,10 +75,12 @@ func (ep *endpoint) observe(now time.Time, tr *transitions) {
 	}
 }
 
-// trip opens the record for openFor from now. Call with mu held.
-func (ep *endpoint) trip(now time.Time, openFor time.Duration) {
+// trip opens the record from now for the period its opening count
+// earns (see Guard.openFor). Call with mu held.
+func (g *Guard) trip(ep *endpoint, now time.Time) {
+	ep.openings++
 	ep.open = true
-	ep.openUntil = now.Add(openFor)
+	ep.openUntil = now.Add(g.openFor(ep.key, ep.openings))
 	ep.streak = ep.streak[:0]
 	ep.trial = 0
 	ep.endCycle()
@@ -92,6 +95,7 @@ func (ep *endpoint) clear() {
 	ep.streak = ep.streak[:0]
 	ep.fails = 0
 	ep.trial = 0
+	ep.openings = 0
 	ep.endCycle()
 }
 

@@ -150,7 +150,8 @@ const defaultURL = "http://a.test/"
 
 // run executes rows. Operations and what want means for each:
 //
-//	acquire, exempt   "ok", "trial", or "open <RetryAfter>" (e.g. "open 30s", "open 0s")
+//	acquire, exempt   "ok", "trial", or "open <RetryAfter>" (e.g. "open 30s", "open 0s"),
+//	                  or a range "open <min>..<max>", both ends included
 //	answer, release   ticket operations; want is unused
 //	fail              want names the error: refused, timeout, nxdomain,
 //	                  canceled, peer-reset, policy, other (default refused)
@@ -287,6 +288,18 @@ func (b *bed) checkAcquire(where string, tk *guard.Ticket, err error, want strin
 	}
 	if want == "" {
 		want = "ok"
+	}
+	if lo, hi, ok := strings.Cut(strings.TrimPrefix(want, "open "), ".."); ok && oe != nil {
+		// A range, for open periods with a spread: "open 60s..66s".
+		min, err1 := time.ParseDuration(lo)
+		max, err2 := time.ParseDuration(hi)
+		if err1 != nil || err2 != nil {
+			b.t.Fatalf("%s: bad range %q", where, want)
+		}
+		if oe.RetryAfter < min || oe.RetryAfter > max {
+			b.t.Fatalf("%s: Acquire gave %s, want %s", where, got, want)
+		}
+		return
 	}
 	if got != want {
 		b.t.Fatalf("%s: Acquire gave %s, want %s", where, got, want)

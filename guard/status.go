@@ -22,6 +22,7 @@ type EndpointStatus struct {
 	LastFailure   failure.Class // class of the last counted failure; None if there was none
 	LastFailureAt time.Time     // when it was counted; zero if never
 	Epoch         uint64        // how many times Reset was called on the record
+	Openings      int           // openings in a row without an answer or Reset; 0 when closed
 }
 
 // Endpoints returns a snapshot of every record, sorted by endpoint. It
@@ -49,6 +50,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 			LastFailure:   ep.last,
 			LastFailureAt: ep.lastAt,
 			Epoch:         ep.epoch,
+			Openings:      ep.openings,
 		}
 		if ep.open {
 			st.OpenUntil = ep.openUntil

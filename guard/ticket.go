@@ -103,11 +103,11 @@ func (t *Ticket) Failed(err error) {
 	ep.last, ep.lastAt = class, now
 	if owner {
 		ep.fails++
-		ep.trip(now, g.cfg.OpenFor)
+		g.trip(ep, now)
 	} else {
 		ep.countInStreak(now, g.cfg.Window)
 		if len(ep.streak) >= g.cfg.Threshold {
-			ep.trip(now, g.cfg.OpenFor)
+			g.trip(ep, now)
 		}
 	}
 	tr.add(ep, ep.state(now))
