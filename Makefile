@@ -12,7 +12,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := $(if $(VERSION),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Version=$(VERSION))
 
-.PHONY: test race lint bench build
+.PHONY: test race lint bench build reliability
 
 test:
 	$(GO) test $(PKGS)
@@ -35,3 +35,9 @@ bench:
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/hostguard ./cmd/hostguard
+
+# kill -9 cycles against the real daemon on both engines, then every fuzz
+# target for a while: about 15 minutes. RELIABILITY=short is CI's 2 minutes.
+RELIABILITY ?= long
+reliability:
+	scripts/reliability.sh $(RELIABILITY)
