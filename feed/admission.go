@@ -16,6 +16,16 @@ var ErrNotAdmitted = errors.New("feed: page request not admitted")
 // Syncer can tell its Admitter to stop asking for the rest of the day.
 var ErrSourceExhausted = errors.New("feed: the source says its request limit is reached")
 
+// RetryAter is implemented by source errors that say when the source will
+// serve again (a Retry-After header, "disabled till <time>"). When a page
+// fails with ErrSourceExhausted and an error in its chain implements it,
+// the Loop asks again at that time rather than after its own back-off.
+type RetryAter interface {
+	// RetryAt is when to ask again; the zero time when the source did not
+	// say.
+	RetryAt() time.Time
+}
+
 // Admitter decides whether a page request may go out. The Syncer asks it
 // before every page, and the request waits for it.
 type Admitter interface {

@@ -1,10 +1,11 @@
 package feed
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Defaults for the zero fields of Config.
@@ -17,7 +18,7 @@ const (
 // Config tunes a Syncer. The zero value is ready to use.
 type Config struct {
 	// MaxPages bounds the page requests of one Sync or Resume, head page
-	// included. Default (zero) 5.
+	// included. Default (zero) 5; it must not be negative.
 	MaxPages int
 	// CatchUp is how many pages below the head a feed's first sync also
 	// reads. Default (zero) none: the first sync reads the head page only,
@@ -26,12 +27,12 @@ type Config struct {
 	// SeenCap bounds how many handed-out item ids are remembered per feed
 	// (for telling re-read items from new ones); the oldest are forgotten
 	// first. It must comfortably exceed MaxPages times the page size.
-	// Default (zero) 20 000.
+	// Default (zero) 20 000; negative: no bound.
 	SeenCap int
 	// MaxGaps bounds how many separate unread stretches a feed may have.
 	// A new gap beyond it makes the Syncer give up the oldest one (logged),
 	// which only happens when bursts keep outrunning MaxPages. Default
-	// (zero) 16.
+	// (zero) 16; it must not be negative.
 	MaxGaps int
 	// Admitter admits every page request. Default (nil): every request is
 	// admitted.
@@ -65,28 +66,37 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-func (c Config) validate() error {
-	var errs []error
+// Validate reports the first bad field as an *InputError; NewSyncer
+// refuses what it refuses.
+func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"MaxPages", c.MaxPages}, {"CatchUp", c.CatchUp}, {"SeenCap", c.SeenCap}, {"MaxGaps", c.MaxGaps}} {
+	}{{"max_pages", c.MaxPages}, {"catch_up", c.CatchUp}, {"max_gaps", c.MaxGaps}} {
 		if f.v < 0 {
-			errs = append(errs, fmt.Errorf("feed: Config.%s is negative (%d)", f.name, f.v))
+			return &InputError{Field: f.name, Reason: fmt.Sprintf("is %d; want 0 (the default) or more", f.v)}
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// maxNameLen bounds feed names, which are keys in the store and in logs.
-const maxNameLen = 200
+// MaxNameLen bounds feed names, which are keys in the store and in logs.
+const MaxNameLen = 200
 
-func checkName(name string) error {
-	if name == "" {
-		return errors.New("feed: empty feed name")
+// checkName checks a feed name; field is how the caller names it.
+func checkName(field, name string) error {
+	switch {
+	case name == "":
+		return &InputError{Field: field, Reason: "is empty"}
+	case len(name) > MaxNameLen:
+		return &InputError{Field: field, Reason: fmt.Sprintf("is %d bytes long; the limit is %d", len(name), MaxNameLen)}
+	case !utf8.ValidString(name):
+		return &InputError{Field: field, Reason: "is not valid UTF-8"}
 	}
-	if len(name) > maxNameLen {
-		return fmt.Errorf("feed: feed name is %d bytes long; the limit is %d", len(name), maxNameLen)
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return &InputError{Field: field, Reason: fmt.Sprintf("contains control character %U", r)}
+		}
 	}
 	return nil
 }

@@ -17,11 +17,18 @@
 // an item read twice is returned once and an item pushed across a page
 // boundary is never lost.
 //
+// A source that cannot identify an item (no id at all) returns it as a
+// placeholder: an Item with an empty ID and Skip saying why. It holds its
+// place in the page, so that offsets stay right and a page of them is not
+// taken for the end of the feed; it is never handed out, and
+// Result.Skipped counts it by reason.
+//
 // Every page request first passes an Admitter (usually a budget): the head
 // page as a head poll, the rest as gap pages. A refusal ends the sync
 // cleanly with what was read so far saved; so does a source's answer that
 // its own request limit is reached (ErrSourceExhausted), which the
-// Admitter hears about too. A page request that fails otherwise ends the
+// Admitter hears about too (a source error that implements RetryAter
+// says when to ask again). A page request that fails otherwise ends the
 // sync with its error and leaves the stored position exactly where it was;
 // the items read before the failure are returned (and recorded as handed
 // out, so the retry does not return them again).

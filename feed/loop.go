@@ -76,35 +76,38 @@ const (
 	DefaultRefusedRetry = 15 * time.Minute
 )
 
-func (c LoopConfig) validate() error {
-	var errs []error
+// Validate reports the first bad field as an *InputError; NewLoop refuses
+// what it refuses.
+func (c LoopConfig) Validate() error {
 	if c.Syncer == nil {
-		errs = append(errs, errors.New("feed: LoopConfig.Syncer is nil"))
+		return &InputError{Field: "syncer", Reason: "is nil"}
 	}
 	if len(c.Feeds) == 0 {
-		errs = append(errs, errors.New("feed: LoopConfig.Feeds is empty"))
+		return &InputError{Field: "feeds", Reason: "is empty"}
 	}
 	seen := map[string]bool{}
 	for i, f := range c.Feeds {
-		if err := checkName(f.Name); err != nil {
-			errs = append(errs, fmt.Errorf("feed: LoopConfig.Feeds[%d].Name: %w", i, err))
-		} else if seen[f.Name] {
-			errs = append(errs, fmt.Errorf("feed: LoopConfig.Feeds[%d].Name %q is used twice", i, f.Name))
+		field := fmt.Sprintf("feeds[%d]", i)
+		if err := checkName(field+".name", f.Name); err != nil {
+			return err
+		}
+		if seen[f.Name] {
+			return &InputError{Field: field + ".name", Reason: fmt.Sprintf("%q is used twice", f.Name)}
 		}
 		seen[f.Name] = true
 		if f.Source == nil {
-			errs = append(errs, fmt.Errorf("feed: LoopConfig.Feeds[%d].Source is nil", i))
+			return &InputError{Field: field + ".source", Reason: "is nil"}
 		}
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"PollEvery", c.PollEvery}, {"GapEvery", c.GapEvery}, {"RefusedRetry", c.RefusedRetry}} {
+	}{{"poll_every", c.PollEvery}, {"gap_every", c.GapEvery}, {"refused_retry", c.RefusedRetry}} {
 		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("feed: LoopConfig.%s is negative (%v)", d.name, d.v))
+			return &InputError{Field: d.name, Reason: fmt.Sprintf("is %v; want 0 (the default) or more", d.v)}
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // FeedStatus is what a Loop knows about one feed.
@@ -156,9 +159,10 @@ type loopFeed struct {
 	failures int
 }
 
-// NewLoop checks cfg (naming the bad field) and returns a Loop.
+// NewLoop checks cfg (an *InputError names the bad field) and returns a
+// Loop.
 func NewLoop(cfg LoopConfig) (*Loop, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.PollEvery == 0 {

@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -371,19 +372,21 @@ func TestLoopConfigErrors(t *testing.T) {
 	s := newSyncer(t, sqlitetest.Open(t), feed.Config{})
 	src := newList(1)
 	cases := []struct {
-		cfg  feed.LoopConfig
-		want string
+		cfg          feed.LoopConfig
+		field, words string
 	}{
-		{feed.LoopConfig{Feeds: []feed.LoopFeed{{Name: "a", Source: src}}}, "LoopConfig.Syncer is nil"},
-		{feed.LoopConfig{Syncer: s}, "LoopConfig.Feeds is empty"},
-		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "a", Source: src}, {Name: "a", Source: src}}}, "Feeds[1].Name \"a\" is used twice"},
-		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "", Source: src}}}, "Feeds[0].Name"},
-		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "a"}}}, "Feeds[0].Source is nil"},
-		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "a", Source: src}}, GapEvery: -1}, "LoopConfig.GapEvery is negative"},
+		{feed.LoopConfig{Feeds: []feed.LoopFeed{{Name: "a", Source: src}}}, "syncer", "is nil"},
+		{feed.LoopConfig{Syncer: s}, "feeds", "is empty"},
+		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "a", Source: src}, {Name: "a", Source: src}}}, "feeds[1].name", `"a" is used twice`},
+		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "", Source: src}}}, "feeds[0].name", "is empty"},
+		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "a"}}}, "feeds[0].source", "is nil"},
+		{feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "a", Source: src}}, GapEvery: -1}, "gap_every", "is -1ns"},
 	}
 	for _, c := range cases {
-		if _, err := feed.NewLoop(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewLoop: %v; want an error mentioning %q", err, c.want)
+		_, err := feed.NewLoop(c.cfg)
+		var ie *feed.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, feed.ErrInvalid) || ie.Field != c.field || !strings.Contains(ie.Reason, c.words) {
+			t.Errorf("NewLoop: %v; want an InputError on %s saying %q", err, c.field, c.words)
 		}
 	}
 }

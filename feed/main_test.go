@@ -75,6 +75,18 @@ func (l *listSource) publish(n int) []string {
 	return ids
 }
 
+// publishUnidentified adds n items the source cannot identify: placeholders
+// with an empty id, as a Source returns them.
+func (l *listSource) publishUnidentified(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range n {
+		l.seq++
+		l.at = l.at.Add(time.Second)
+		l.items = append(l.items, feed.Item{Published: l.at, Title: fmt.Sprintf("unidentified %05d", l.seq), Skip: "no id here"})
+	}
+}
+
 func (l *listSource) remove(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

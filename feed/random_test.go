@@ -13,9 +13,10 @@ import (
 	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
-// TestRandomHistories drives a feed through random bursts, take-downs,
-// failing pages, refusals and page limits, then lets it settle, and checks
-// that every item still listed came out exactly once.
+// TestRandomHistories drives a feed through random bursts (with stretches
+// of items the source cannot identify), take-downs, failing pages,
+// refusals and page limits, then lets it settle, and checks that every
+// item still listed came out exactly once.
 func TestRandomHistories(t *testing.T) {
 	t.Parallel()
 	seeds := 4
@@ -58,9 +59,14 @@ func TestRandomHistories(t *testing.T) {
 					src.publish(rng.IntN(250))
 				case r < 5:
 					src.publish(rng.IntN(5))
+				case r < 6:
+					// Items the source cannot identify, up to several pages.
+					src.publishUnidentified(rng.IntN(3 * src.pageSize))
 				}
 				if rng.IntN(4) == 0 && len(src.items) > 0 {
-					src.remove(src.items[rng.IntN(len(src.items))].ID)
+					if id := src.items[rng.IntN(len(src.items))].ID; id != "" {
+						src.remove(id)
+					}
 				}
 				if rng.IntN(6) == 0 {
 					src.failRequest(src.requests()+1+rng.IntN(3), errPageDown)
@@ -115,7 +121,7 @@ func TestRandomHistories(t *testing.T) {
 			}
 			var listed []string
 			for _, it := range src.items {
-				if !initial[it.ID] {
+				if !initial[it.ID] && it.ID != "" {
 					listed = append(listed, it.ID)
 				}
 			}

@@ -42,7 +42,7 @@ func statusOf(c Cursor) (Status, error) {
 // Status returns the stored position of feed name; a feed never synced
 // has Synced false.
 func (s *Syncer) Status(ctx context.Context, name string) (Status, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return Status{}, err
 	}
 	c, ok, err := s.st.FeedCursor(ctx, name)
@@ -75,7 +75,7 @@ func (s *Syncer) Statuses(ctx context.Context) ([]Status, error) {
 // Reset forgets feed name's position and handed-out ids: its next sync is
 // a first sync. It reports whether the feed had a stored position.
 func (s *Syncer) Reset(ctx context.Context, name string) (bool, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return false, err
 	}
 	defer s.lock(name)()

@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 )
@@ -43,6 +42,10 @@ type Result struct {
 	Refusal error
 	// Gaps is how many unread stretches remain.
 	Gaps int
+	// Skipped counts, by reason (Item.Skip), the items the pages held that
+	// the source could not identify: they are never handed out. Nil when
+	// there were none.
+	Skipped map[string]int
 }
 
 // Syncer syncs feeds incrementally. It is safe for concurrent use; syncs of
@@ -59,9 +62,9 @@ type Syncer struct {
 // NewSyncer returns a Syncer over st.
 func NewSyncer(st Store, cfg Config) (*Syncer, error) {
 	if st == nil {
-		return nil, errors.New("feed: nil Store")
+		return nil, &InputError{Field: "store", Reason: "is nil"}
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Syncer{st: st, cfg: cfg.withDefaults(), locks: map[string]*sync.Mutex{}}, nil
@@ -102,11 +105,11 @@ func (s *Syncer) Resume(ctx context.Context, name string, src Source) (Result, e
 }
 
 func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool) (Result, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName("name", name); err != nil {
 		return Result{}, err
 	}
 	if src == nil {
-		return Result{}, fmt.Errorf("feed: %s: nil Source", name)
+		return Result{}, &InputError{Field: "source", Reason: "is nil"}
 	}
 	defer s.lock(name)()
 
@@ -131,7 +134,7 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 		w.maxPages = 1 + s.cfg.CatchUp
 	}
 	next, complete := s.advance(w, old, fromHead)
-	res.Pages, res.Stop, res.Refusal = w.pages, w.stop, w.refusal
+	res.Pages, res.Stop, res.Refusal, res.Skipped = w.pages, w.stop, w.refusal, w.skipped
 	if complete {
 		res.Stop = StopCaughtUp
 	}
@@ -174,7 +177,15 @@ func (s *Syncer) advance(w *walker, old state, fromHead bool) (next state, compl
 	base := 0 // absolute offset of the top of the next gap's read stretch
 	if fromHead {
 		head := &segment{stop: old.Head}
+		w.inHead = true
 		closed := w.walk(head)
+		w.inHead = false
+		if w.newHead == nil && closed && old.Head != nil {
+			// Nothing new above the old head but placeholders: it stays
+			// the head, and the gaps below are resumed.
+			h := *old.Head
+			w.newHead = &h
+		}
 		if w.newHead == nil {
 			// Nothing was read (failure, refusal) or the feed is empty.
 			next.Gaps = old.Gaps

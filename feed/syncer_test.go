@@ -431,24 +431,129 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	st := sqlitetest.Open(t)
 	s := newSyncer(t, st, feed.Config{})
-	if _, err := s.Sync(ctx(t), "", newList(1)); err == nil || !strings.Contains(err.Error(), "feed: empty feed name") {
-		t.Errorf("empty name: %v", err)
+	inputError := func(err error, field, reason string) bool {
+		var ie *feed.InputError
+		return errors.As(err, &ie) && errors.Is(err, feed.ErrInvalid) && ie.Field == field && strings.Contains(ie.Reason, reason) &&
+			err.Error() == "feed: "+field+": "+ie.Reason
 	}
-	if _, err := s.Sync(ctx(t), strings.Repeat("n", 300), newList(1)); err == nil {
-		t.Error("long name: want an error")
-	}
-	if _, err := s.Sync(ctx(t), "idx", nil); err == nil || !strings.Contains(err.Error(), "nil Source") {
-		t.Errorf("nil source: %v", err)
-	}
-	for _, cfg := range []feed.Config{{MaxPages: -1}, {CatchUp: -1}, {SeenCap: -1}, {MaxGaps: -2}} {
-		if _, err := feed.NewSyncer(st, cfg); err == nil || !strings.Contains(err.Error(), "feed: Config.") {
-			t.Errorf("NewSyncer(%+v) = %v; want an error naming the field", cfg, err)
+	for name, reason := range map[string]string{
+		"":                       "is empty",
+		strings.Repeat("n", 300): "300 bytes long",
+		"a\x00b":                 "control character U+0000",
+		"bad\xff":                "not valid UTF-8",
+	} {
+		if _, err := s.Sync(ctx(t), name, newList(1)); !inputError(err, "name", reason) {
+			t.Errorf("name %q: %v; want an InputError saying %q", name, err, reason)
+		}
+		if _, err := s.Status(ctx(t), name); !inputError(err, "name", reason) {
+			t.Errorf("status of %q: %v", name, err)
 		}
 	}
-	if _, err := feed.NewSyncer(nil, feed.Config{}); err == nil {
-		t.Error("nil store: want an error")
+	if _, err := s.Sync(ctx(t), "idx", nil); !inputError(err, "source", "is nil") {
+		t.Errorf("nil source: %v", err)
+	}
+	for _, c := range []struct {
+		cfg   feed.Config
+		field string
+	}{{feed.Config{MaxPages: -1}, "max_pages"}, {feed.Config{CatchUp: -1}, "catch_up"}, {feed.Config{MaxGaps: -2}, "max_gaps"}} {
+		if _, err := feed.NewSyncer(st, c.cfg); !inputError(err, c.field, "is -") || !inputError(c.cfg.Validate(), c.field, "is -") {
+			t.Errorf("NewSyncer(%+v) = %v; want an InputError on %s", c.cfg, err, c.field)
+		}
+	}
+	if _, err := feed.NewSyncer(nil, feed.Config{}); !inputError(err, "store", "is nil") {
+		t.Errorf("nil store: %v", err)
 	}
 	if cs, _ := st.FeedCursors(ctx(t)); len(cs) != 0 {
 		t.Fatalf("bad input stored %d cursors", len(cs))
+	}
+}
+
+// TestUnidentifiedItemsHoldTheirPlace syncs a feed with items the source
+// could not identify, a whole page of them among others: a page of
+// placeholders is not the end of the feed, no identified item is lost or
+// handed out twice, and each placeholder is counted once.
+func TestUnidentifiedItemsHoldTheirPlace(t *testing.T) {
+	t.Parallel()
+	src := newList(5)
+	var want []string
+	want = append(want, src.publish(2)...)
+	src.publishUnidentified(1)
+	want = append(want, src.publish(2)...) // the head page holds all five
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 20, Now: newClock().Now})
+	got := newTally(t)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Skipped["no id here"] != 1 {
+		t.Fatalf("first sync: %+v, %v", res, err)
+	}
+	got.add(res.Items)
+
+	// A burst: identified items below and above a stretch of twelve
+	// placeholders, which fills whole pages.
+	want = append(want, src.publish(6)...)
+	src.publishUnidentified(12)
+	want = append(want, src.publish(1)...)
+	src.publishUnidentified(1)
+	want = append(want, src.publish(7)...)
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Stop != feed.StopCaughtUp || res.Gaps != 0 {
+		t.Fatalf("burst sync: %+v, %v", res, err)
+	}
+	got.add(res.Items)
+	if m := got.missing(want); len(m) > 0 {
+		t.Fatalf("never handed out: %v", m)
+	}
+	if n := res.Skipped["no id here"]; n != 13 {
+		t.Fatalf("skipped %v; want the 13 new placeholders, each once", res.Skipped)
+	}
+	for _, it := range res.Items {
+		if it.ID == "" {
+			t.Fatalf("a placeholder was handed out: %+v", it)
+		}
+	}
+
+	// Nothing new: one page, and the placeholder on it counted again.
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || len(res.Items) != 0 || res.Pages != 1 || res.Stop != feed.StopCaughtUp {
+		t.Fatalf("steady sync: %+v, %v", res, err)
+	}
+}
+
+// TestGapEndingInPlaceholdersResumes cuts a burst off (MaxPages) inside a
+// stretch of placeholders: the gap resumes from the last identified item,
+// and nothing is lost.
+func TestGapEndingInPlaceholdersResumes(t *testing.T) {
+	t.Parallel()
+	src := newList(4)
+	want := src.publish(4)
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 2, Now: newClock().Now})
+	got := newTally(t)
+	res, err := s.Sync(ctx(t), "idx", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.add(res.Items)
+	want = append(want, src.publish(3)...)
+	src.publishUnidentified(9)
+	want = append(want, src.publish(5)...)
+	res, err = s.Sync(ctx(t), "idx", src)
+	if err != nil || res.Stop != feed.StopMaxPages || res.Gaps != 1 {
+		t.Fatalf("burst sync: %+v, %v", res, err)
+	}
+	got.add(res.Items)
+	for range 10 {
+		res, err = s.Resume(ctx(t), "idx", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.add(res.Items)
+		if res.Stop == feed.StopCaughtUp || res.Stop == feed.StopNoGap {
+			break
+		}
+	}
+	if res.Gaps != 0 {
+		t.Fatalf("gap never closed: %+v", res)
+	}
+	if m := got.missing(want); len(m) > 0 {
+		t.Fatalf("never handed out: %v", m)
 	}
 }

@@ -27,7 +27,12 @@ type walker struct {
 	driftOnce bool
 	items     []Item
 	taken     map[string]bool
-	newHead   *Marker // page 0's first item, when the head page was read
+	newHead   *Marker // the first identified item of the head stretch, once read
+	inHead    bool    // walking the head stretch of a Sync
+	// skipped counts placeholders (items without an id) by reason, each
+	// once however often it was read.
+	skipped     map[string]int
+	skippedSeen map[string]bool
 
 	stop            StopReason
 	refusal         error // set with StopNotAdmitted
@@ -78,17 +83,28 @@ func (w *walker) fetch(offset int) ([]Item, bool) {
 		}
 		return nil, false
 	}
-	if offset == 0 && head && len(items) > 0 && w.newHead == nil {
-		m := markerOf(items[0])
-		w.newHead = &m
-	}
 	return items, true
 }
 
-// take collects an item once per walk; items without an id cannot be
-// tracked and are skipped.
+// take collects an item once per walk. A placeholder (no id) is counted by
+// its reason instead.
 func (w *walker) take(it Item) {
-	if it.ID == "" || w.taken[it.ID] {
+	if it.ID == "" {
+		k := it.Skip + "\x00" + it.Title + "\x00" + it.Published.String()
+		if !w.skippedSeen[k] {
+			if w.skipped == nil {
+				w.skipped, w.skippedSeen = map[string]int{}, map[string]bool{}
+			}
+			w.skippedSeen[k] = true
+			reason := it.Skip
+			if reason == "" {
+				reason = "no id"
+			}
+			w.skipped[reason]++
+		}
+		return
+	}
+	if w.taken[it.ID] {
 		return
 	}
 	w.taken[it.ID] = true
@@ -112,6 +128,7 @@ func (w *walker) walk(seg *segment) bool {
 	offset := seg.afterAbs
 	after := seg.after
 	expect := seg.afterAbs
+	inWalk := false // after is this walk's anchor, not a stored one
 	for {
 		items, ok := w.fetch(offset)
 		if !ok {
@@ -127,7 +144,15 @@ func (w *walker) walk(seg *segment) bool {
 		i := 0
 		if after != nil {
 			idx, where := 0, markerAbove
-			if len(items) > 0 { // an empty page lies past the end of the feed
+			switch {
+			case len(items) == 0: // an empty page lies past the end of the feed
+			case after.ID == "" && inWalk:
+				// This walk's own anchor is an item the source could not
+				// identify: the page was asked for at its offset, so it is
+				// the first item. (A stored one is found by its time, as
+				// an item taken down would be.)
+				where = markerAt
+			default:
 				idx, where = locateAfter(items, *after)
 			}
 			switch {
@@ -166,6 +191,14 @@ func (w *walker) walk(seg *segment) bool {
 		if stopIdx >= 0 {
 			end = stopIdx
 		}
+		if w.inHead && w.newHead == nil {
+			// The newest identified item is the new head; placeholders
+			// above it (or whole pages of them) do not move it.
+			if j := firstIdentified(items[i:end]); j >= 0 {
+				m := markerOf(items[i+j])
+				w.newHead = &m
+			}
+		}
 		for _, it := range items[i:end] {
 			w.take(it)
 		}
@@ -173,9 +206,17 @@ func (w *walker) walk(seg *segment) bool {
 			seg.closedAt = offset + stopIdx
 			return true
 		}
-		last := markerOf(items[len(items)-1])
-		seg.after, seg.afterAbs = &last, offset+len(items)-1
-		if len(items) == 1 {
+		// The last identified item anchors the next page. Without one past
+		// the first item, the page's last item does, by its position alone
+		// (a marker without an id), so that a stretch of placeholders
+		// longer than MaxPages pages is still crossed across syncs.
+		j := lastIdentified(items)
+		if j <= 0 {
+			j = len(items) - 1
+		}
+		last := markerOf(items[j])
+		seg.after, seg.afterAbs = &last, offset+j
+		if j == 0 {
 			// A one-item page cannot overlap the next one.
 			offset++
 			continue
@@ -183,7 +224,28 @@ func (w *walker) walk(seg *segment) bool {
 		// The next page starts with the last item read, so that the walk
 		// can check its place (and notice items inserted above it).
 		after, offset, expect = seg.after, seg.afterAbs, seg.afterAbs
+		inWalk = true
 	}
+}
+
+// firstIdentified and lastIdentified return the index of the first and
+// last item that has an id, or -1.
+func firstIdentified(items []Item) int {
+	for i, it := range items {
+		if it.ID != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIdentified(items []Item) int {
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i].ID != "" {
+			return i
+		}
+	}
+	return -1
 }
 
 type markerWhere int
@@ -204,7 +266,7 @@ const (
 // again rather than risk skipping one.
 func locateAfter(items []Item, m Marker) (int, markerWhere) {
 	for i, it := range items {
-		if it.ID == m.ID {
+		if it.ID == m.ID && m.ID != "" {
 			return i, markerAt
 		}
 	}
@@ -213,6 +275,13 @@ func locateAfter(items []Item, m Marker) (int, markerWhere) {
 	}
 	for i, it := range items {
 		if !it.Published.IsZero() && !it.Published.After(m.Published) {
+			if m.ID == "" && it.ID == "" && it.Published.Equal(m.Published) {
+				// A stored place of an item the source could not identify,
+				// and an unidentified item of its very time where it was
+				// expected: take it for that item. Stepping back from it
+				// would cost the pages that cross a long stretch of them.
+				return i, markerAt
+			}
 			if i == 0 {
 				return 0, markerAbove
 			}
@@ -227,7 +296,7 @@ func locateAfter(items []Item, m Marker) (int, markerWhere) {
 // -1.
 func findStop(items []Item, m Marker) int {
 	for i, it := range items {
-		if it.ID == m.ID {
+		if it.ID == m.ID && m.ID != "" {
 			return i
 		}
 	}
