@@ -1,7 +1,6 @@
 package newznab
 
 import (
-	"io"
 	"strconv"
 	"strings"
 )
@@ -49,9 +48,9 @@ type capsCategory struct {
 // maxCategories bounds what is kept of a caps category list.
 const maxCategories = 1000
 
-func parseCaps(r io.Reader) (Caps, error) {
+func parseCaps(data []byte) (Caps, error) {
 	var doc capsDoc
-	if err := document(r, "caps", &doc); err != nil {
+	if err := document(data, "caps", &doc); err != nil {
 		return Caps{}, err
 	}
 	c := Caps{

@@ -48,7 +48,8 @@ type Config struct {
 	// and a stalled one times out.
 	HTTPClient *http.Client
 	// PageSize is how many items Page asks for. It is lowered to the
-	// indexer's reported maximum. Default (zero) 100.
+	// indexer's reported maximum. Default (zero) 100; negative: Page sends
+	// no limit and gets the indexer's default page size.
 	PageSize int
 	// Categories restrict Page (and Search without its own categories) to
 	// these category ids. Default (nil): every category.
@@ -57,11 +58,13 @@ type Config struct {
 	// told when the indexer says the limit is reached. Default (nil): not
 	// told.
 	Budget Budget
-	// MaxResponseBytes bounds one response body. Default (zero) 8 MiB.
+	// MaxResponseBytes bounds one response body. Default (zero) 8 MiB;
+	// it must not be negative.
 	MaxResponseBytes int64
 	// UserAgent is sent with each request. Default (empty) "hostguard".
 	UserAgent string
-	// Now is the clock for Budget.MarkExhausted. Default (nil) time.Now.
+	// Now is the clock for Budget.MarkExhausted and for reading
+	// Retry-After. Default (nil) time.Now.
 	Now func() time.Time
 }
 
@@ -77,37 +80,37 @@ type Client struct {
 	reported int64 // the last API limit reported to the budget
 }
 
-// New returns a client for cfg.
+// New returns a client for cfg. A bad field is an *InputError naming it;
+// no error quotes the URL, which may carry the key.
 func New(cfg Config) (*Client, error) {
+	bad := func(field, reason string) (*Client, error) {
+		return nil, &InputError{Field: field, Reason: reason}
+	}
 	if strings.TrimSpace(cfg.URL) == "" {
-		return nil, errors.New("newznab: Config.URL is empty")
+		return bad("url", "is empty")
 	}
 	u, err := url.Parse(strings.TrimSpace(cfg.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// The URL may carry the key: never echo it.
-		return nil, errors.New("newznab: Config.URL is not an http or https URL with a host")
+		return bad("url", "is not an http or https URL with a host")
 	}
 	if u.User != nil {
-		return nil, errors.New("newznab: Config.URL must not carry user:password; use APIKey")
+		return bad("url", "must not carry user:password; put the key in api_key")
 	}
 	q := u.Query()
 	if k := q.Get("apikey"); k != "" {
 		if cfg.APIKey != "" && cfg.APIKey != k {
-			return nil, errors.New("newznab: Config.URL carries an apikey different from Config.APIKey")
+			return bad("url", "carries an apikey different from api_key")
 		}
 		cfg.APIKey = k
 		q.Del("apikey")
 		u.RawQuery = q.Encode()
 	}
-	if cfg.PageSize < 0 {
-		return nil, fmt.Errorf("newznab: Config.PageSize is negative (%d)", cfg.PageSize)
-	}
 	if cfg.MaxResponseBytes < 0 {
-		return nil, fmt.Errorf("newznab: Config.MaxResponseBytes is negative (%d)", cfg.MaxResponseBytes)
+		return bad("max_response_bytes", fmt.Sprintf("is %d; want 0 (default %d) or more", cfg.MaxResponseBytes, DefaultMaxResponseBytes))
 	}
-	for _, c := range cfg.Categories {
+	for i, c := range cfg.Categories {
 		if c < 0 {
-			return nil, fmt.Errorf("newznab: Config.Categories holds a negative id (%d)", c)
+			return bad(fmt.Sprintf("categories[%d]", i), fmt.Sprintf("is %d; category ids are not negative", c))
 		}
 	}
 	if cfg.Name == "" {
@@ -140,9 +143,9 @@ func (c *Client) Name() string { return c.cfg.Name }
 // Reported API limits go to Config.Budget.
 func (c *Client) Caps(ctx context.Context) (Caps, error) {
 	var caps Caps
-	err := c.do(ctx, url.Values{"t": {"caps"}}, func(r io.Reader) error {
+	err := c.do(ctx, url.Values{"t": {"caps"}}, func(data []byte) error {
 		var err error
-		caps, err = parseCaps(r)
+		caps, err = parseCaps(data)
 		return err
 	})
 	if err != nil {
@@ -168,13 +171,19 @@ type SearchParams struct {
 	Categories []int
 }
 
-// Search runs t=search.
+// Search runs t=search. Bad params are an *InputError. The page's Skipped,
+// BadDates and Conflicts say what could not be read as sent.
 func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
 	if p.Offset < 0 {
-		return Page{}, fmt.Errorf("newznab: search offset is negative (%d)", p.Offset)
+		return Page{}, &InputError{Field: "offset", Reason: fmt.Sprintf("is %d; want 0 or more", p.Offset)}
 	}
 	if p.Limit < 0 {
-		return Page{}, fmt.Errorf("newznab: search limit is negative (%d)", p.Limit)
+		return Page{}, &InputError{Field: "limit", Reason: fmt.Sprintf("is %d; want 0 (the indexer's default) or more", p.Limit)}
+	}
+	for i, id := range p.Categories {
+		if id < 0 {
+			return Page{}, &InputError{Field: fmt.Sprintf("categories[%d]", i), Reason: fmt.Sprintf("is %d; category ids are not negative", id)}
+		}
 	}
 	q := url.Values{"t": {"search"}, "q": {p.Query}, "extended": {"1"}}
 	if p.Offset > 0 {
@@ -195,9 +204,9 @@ func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
 		q.Set("cat", strings.Join(s, ","))
 	}
 	var page Page
-	err := c.do(ctx, q, func(r io.Reader) error {
+	err := c.do(ctx, q, func(data []byte) error {
 		var err error
-		page, err = parseSearch(r)
+		page, err = parseSearch(data, c.cfg.APIKey)
 		return err
 	})
 	if err != nil {
@@ -212,6 +221,10 @@ func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
 // caps once to learn that maximum (an indexer that rejects t=caps is then
 // searched with Config.PageSize as it is). The caps request is not a page
 // and is not budgeted; indexers do not count it against the account.
+//
+// Items that cannot be identified keep their place in the page with an
+// empty ID and feed.Item.Skip saying why, so that the Syncer counts offsets
+// right and reports them (feed.Result.Skipped).
 func (c *Client) Page(ctx context.Context, offset int) ([]feed.Item, error) {
 	limit, err := c.pageSize(ctx)
 	if err != nil {
@@ -221,7 +234,7 @@ func (c *Client) Page(ctx context.Context, offset int) ([]feed.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Items, nil
+	return p.all, nil
 }
 
 func (c *Client) pageSize(ctx context.Context) (int, error) {
@@ -243,7 +256,7 @@ func (c *Client) pageSize(ctx context.Context) (int, error) {
 		}
 		caps = &got
 	}
-	n := c.cfg.PageSize
+	n := max(c.cfg.PageSize, 0)
 	if caps.MaxLimit > 0 && n > caps.MaxLimit {
 		n = caps.MaxLimit
 	}
@@ -271,18 +284,21 @@ func (c *Client) noteLimits(ctx context.Context, l APILimits) {
 
 // do sends one API request with q (plus the key) and hands the body to
 // parse. Every error it returns is free of the key.
-func (c *Client) do(ctx context.Context, q url.Values, parse func(io.Reader) error) error {
+func (c *Client) do(ctx context.Context, q url.Values, parse func([]byte) error) error {
 	err := c.roundTrip(ctx, q, parse)
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ErrAPILimit) && c.cfg.Budget != nil {
+	var ie *Error
+	if errors.As(err, &ie) && ie.kind == ErrAPILimit && ie.Until.IsZero() && c.cfg.Budget != nil {
+		// The account's daily limit: nothing more today. A refusal that
+		// says until when is left to the caller, who retries then.
 		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, c.cfg.Now())
 	}
 	return &masked{err: err, key: c.cfg.APIKey}
 }
 
-func (c *Client) roundTrip(ctx context.Context, q url.Values, parse func(io.Reader) error) error {
+func (c *Client) roundTrip(ctx context.Context, q url.Values, parse func([]byte) error) error {
 	what := c.safe + "?t=" + q.Get("t")
 	if o := q.Get("offset"); o != "" {
 		what += "&offset=" + o
@@ -320,14 +336,19 @@ func (c *Client) roundTrip(ctx context.Context, q url.Values, parse func(io.Read
 	if int64(len(data)) > c.cfg.MaxResponseBytes {
 		return fmt.Errorf("newznab: %s: the response exceeds %d bytes", what, c.cfg.MaxResponseBytes)
 	}
-	perr := parse(strings.NewReader(string(data)))
+	// An error document is read whatever the status: proxies send theirs
+	// with 429 or 410, most indexers with 200.
+	perr := parse(data)
 	var ie *Error
 	if errors.As(perr, &ie) {
 		ie.Description = maskKey(ie.Description, c.cfg.APIKey)
+		ie.settle(resp.StatusCode, resp.Header.Get("Retry-After"), c.cfg.Now())
 		return fmt.Errorf("newznab: %s: %w", what, ie)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("newznab: %s: %w", what, &StatusError{Status: resp.StatusCode})
+		return fmt.Errorf("newznab: %s: %w", what, &StatusError{
+			Status: resp.StatusCode, Until: retryAfter(resp.Header.Get("Retry-After"), c.cfg.Now()),
+		})
 	}
 	if perr != nil {
 		return fmt.Errorf("newznab: %s: %w", what, perr)

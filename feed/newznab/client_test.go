@@ -261,25 +261,57 @@ func TestSearchReportsLimitsAndExhaustion(t *testing.T) {
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		cfg  newznab.Config
-		want string
+		cfg   newznab.Config
+		field string
+		want  string
 	}{
-		{newznab.Config{}, "Config.URL is empty"},
-		{newznab.Config{URL: "ftp://x/api"}, "not an http or https URL"},
-		{newznab.Config{URL: "http:///api?apikey=" + key}, "not an http or https URL"},
-		{newznab.Config{URL: "http://u:" + key + "@x/api"}, "user:password"},
-		{newznab.Config{URL: "http://x/api?apikey=" + key, APIKey: "other"}, "different from Config.APIKey"},
-		{newznab.Config{URL: "http://x/api", PageSize: -1}, "Config.PageSize is negative"},
-		{newznab.Config{URL: "http://x/api", Categories: []int{-2}}, "Config.Categories"},
+		{newznab.Config{}, "url", "is empty"},
+		{newznab.Config{URL: "ftp://x/api"}, "url", "not an http or https URL"},
+		{newznab.Config{URL: "http:///api?apikey=" + key}, "url", "not an http or https URL"},
+		{newznab.Config{URL: "http://u:" + key + "@x/api"}, "url", "user:password"},
+		{newznab.Config{URL: "http://x/api?apikey=" + key, APIKey: "other"}, "url", "different from api_key"},
+		{newznab.Config{URL: "http://x/api", MaxResponseBytes: -1}, "max_response_bytes", "is -1"},
+		{newznab.Config{URL: "http://x/api", Categories: []int{5000, -2}}, "categories[1]", "is -2"},
 	}
 	for _, c := range cases {
 		_, err := newznab.New(c.cfg)
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), key) {
-			t.Errorf("New(%q) = %v; want an error mentioning %q, without the key", c.cfg.URL, err, c.want)
+		var ie *newznab.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, newznab.ErrInvalid) || ie.Field != c.field || !strings.Contains(ie.Reason, c.want) ||
+			err.Error() != "newznab: "+c.field+": "+ie.Reason || strings.Contains(err.Error(), key) {
+			t.Errorf("New(%q) = %v; want an InputError on %s mentioning %q, without the key", c.cfg.URL, err, c.field, c.want)
 		}
 	}
 	c := newClient(t, newznab.Config{URL: "http://127.0.0.1:1/api"})
-	if _, err := c.Search(ctx(t), newznab.SearchParams{Offset: -1}); err == nil {
-		t.Error("negative offset: want an error")
+	for _, p := range []struct {
+		params newznab.SearchParams
+		field  string
+	}{
+		{newznab.SearchParams{Offset: -1}, "offset"},
+		{newznab.SearchParams{Limit: -1}, "limit"},
+		{newznab.SearchParams{Categories: []int{-1}}, "categories[0]"},
+	} {
+		var ie *newznab.InputError
+		if _, err := c.Search(ctx(t), p.params); !errors.As(err, &ie) || ie.Field != p.field {
+			t.Errorf("Search(%+v) = %v; want an InputError on %s", p.params, err, p.field)
+		}
+	}
+}
+
+// TestNegativePageSizeSendsNoLimit checks the documented "off": the
+// indexer's own default page size.
+func TestNegativePageSizeSendsNoLimit(t *testing.T) {
+	t.Parallel()
+	x := fakeindexer.New(fakeindexer.Options{DefaultLimit: 7})
+	defer x.Close()
+	x.Publish(20, t0)
+	c := newClient(t, newznab.Config{URL: x.URL(), PageSize: -1})
+	items, err := c.Page(ctx(t), 0)
+	if err != nil || len(items) != 7 {
+		t.Fatalf("page: %d items, %v; want the indexer's 7", len(items), err)
+	}
+	for _, r := range x.Requests() {
+		if r.T == "search" && r.Limit != 0 {
+			t.Fatalf("search sent limit %d", r.Limit)
+		}
 	}
 }

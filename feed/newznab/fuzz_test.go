@@ -3,7 +3,9 @@ package newznab
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 const fuzzRSS = `<?xml version="1.0" encoding="UTF-8"?>
@@ -29,12 +31,18 @@ func FuzzParseSearch(f *testing.F) {
 		`<rss><channel><item><torznab:attr name="seeders" value="5"/><guid>g</guid></item></channel></rss>`,
 		`<html><body>maintenance</body></html>`,
 		``,
-		`<rss><channel><item><guid>` + string(bytes.Repeat([]byte("x"), 2000)) + `</guid></item></channel></rss>`,
+		`{"code":"100","description":"Wrong api key"}`,
+		`{"error":{"@attributes":{"code":"500","description":"Request limit reached"}}}`,
+		`{"error":{"code":429,"description":"Indexer is disabled till 2026-12-01 20:30:00"}}`,
+		`{"error":"Too Many Requests"}`,
+		`{"channel":{"item":[]}}`,
+		`<rss><channel><item><newznab:attr name="size" value="1"/><torznab:attr name="size" value="1"/><torznab:attr name="size" value="2"/><link>https://x/a?apikey=KEY</link></item><item><title>none</title></item></channel></rss>`,
+		`<rss><channel><item><guid>` + string(bytes.Repeat([]byte("x"), 3000)) + `</guid></item></channel></rss>`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := parseSearch(bytes.NewReader(data))
+		p, err := parseSearch(data, "KEY")
 		if err != nil {
 			var ie *Error
 			if errors.As(err, &ie) && ie.kind == nil {
@@ -42,8 +50,21 @@ func FuzzParseSearch(f *testing.F) {
 			}
 			return
 		}
+		if len(p.all) != len(p.Items)+len(p.Skipped) {
+			t.Fatalf("%d items and %d skipped, but %d in the page", len(p.Items), len(p.Skipped), len(p.all))
+		}
+		for _, s := range p.Skipped {
+			if s.Reason == "" || p.all[s.Index].ID != "" || p.all[s.Index].Skip != s.Reason {
+				t.Fatalf("skip %+v does not match its placeholder %+v", s, p.all[s.Index])
+			}
+		}
+		for _, c := range p.Conflicts {
+			if c.Kept == c.Dropped || strings.Contains(c.Kept+c.Dropped, "KEY") {
+				t.Fatalf("conflict %+v", c)
+			}
+		}
 		for _, it := range p.Items {
-			if it.ID == "" || len(it.ID) > 1024 {
+			if it.ID == "" || len(it.ID) > 2048 || strings.Contains(it.ID, "KEY") {
 				t.Fatalf("item with an unusable id %q", it.ID)
 			}
 			if len(it.Attrs) > maxAttrs+4 {
@@ -64,7 +85,7 @@ func FuzzParseCaps(f *testing.F) {
 	f.Add([]byte(`<error code="910" description="API Disabled"/>`))
 	f.Add([]byte(`<caps><limits max="-5" default="x"/></caps>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := parseCaps(bytes.NewReader(data))
+		c, err := parseCaps(data)
 		if err != nil {
 			return
 		}
@@ -82,7 +103,7 @@ func FuzzParseCaps(f *testing.F) {
 }
 
 func TestParseSeeds(t *testing.T) {
-	p, err := parseSearch(bytes.NewReader([]byte(fuzzRSS)))
+	p, err := parseSearch([]byte(fuzzRSS), "KEY")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +114,59 @@ func TestParseSeeds(t *testing.T) {
 	if a.ID != "https://x/details/a" || a.Size != 123 || a.Attrs["category"] != "2000,2040" || a.Published.IsZero() {
 		t.Fatalf("a = %+v", a)
 	}
-	// No guid at all: the link without its query (which holds the key).
-	if b.ID != "https://x/getnzb/b" || b.Published.IsZero() {
+	// No guid at all: the link, with the key parameter masked.
+	if b.ID != "https://x/getnzb/b?r=[key]" || b.Published.IsZero() {
 		t.Fatalf("b = %+v", b)
 	}
-	c, err := parseCaps(bytes.NewReader([]byte(fuzzCaps)))
+	c, err := parseCaps([]byte(fuzzCaps))
 	if err != nil || c.MaxLimit != 100 || c.Limits.APIMax != 1000 {
 		t.Fatalf("caps = %+v, %v", c, err)
 	}
+}
+
+func FuzzParseDate(f *testing.F) {
+	for _, s := range []string{
+		"Mon, 02 Jan 2006 15:04:05 +0000", "Son, 03 Apr 2017 07:25:35 +0000", "3 Apr 2017 07:25:35",
+		"Mon, 03 Apr 2017 03:25:35 EDT", "2017-04-03T09:25:35.250+02:00", "2017-04-03 07:25:35 UTC",
+		"Monday, 03-Apr-17 07:25:35 GMT", "Mon Apr  3 07:25:35 2017", "Mon Apr 3 07:25:35 MST 2017",
+		"31 Feb 2017 00:00:00", "1 Jan 2017 24:00", "2017-04-03", "Mar, 04 Apr 2017 10:00:00 GMT+2", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tm, ok := parseDate(s)
+		if !ok {
+			if !tm.IsZero() {
+				t.Fatalf("parseDate(%q) failed but returned %v", s, tm)
+			}
+			return
+		}
+		if tm.Location() != time.UTC || tm.Year() < 1970 || tm.Year() > 9999 {
+			t.Fatalf("parseDate(%q) = %v", s, tm)
+		}
+		_ = disabledUntil("Indexer is disabled till " + s + " due to recent failures.")
+		_ = retryAfter(s, time.Unix(0, 0))
+	})
+}
+
+func FuzzIdentity(f *testing.F) {
+	for _, s := range []string{
+		"https://x/getnzb/a.nzb?i=1&r=KEY", "http://127.0.0.1:9117/dl/t/?jackett_apikey=KEY&path=abc&file=x",
+		"https://u:p@x/d?passkey=KEY#frag", "https://x/rss/download/1/KEY/a.torrent", "plain-guid-KEY", "%zz?apikey=1",
+		"https://x/a?APIKEY=KEY&apikey", "magnet:?xt=urn:btih:abc&tr=http://t/announce?passkey=KEY",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, reason := identity("KEY", s)
+		switch {
+		case reason == "" && (id == "" || len(id) > maxIDLen || strings.Contains(id, "KEY")):
+			t.Fatalf("identity(%q) = %q", s, id)
+		case reason != "" && id != "":
+			t.Fatalf("identity(%q) = %q with reason %q", s, id, reason)
+		}
+		if m := maskQuery(s); maskQuery(m) != m {
+			t.Fatalf("maskQuery is not idempotent on %q: %q, then %q", s, m, maskQuery(m))
+		}
+	})
 }

@@ -1,14 +1,17 @@
 package newznab
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hostguard/hostguard/feed"
 )
@@ -16,7 +19,7 @@ import (
 // Page is one page of search results.
 type Page struct {
 	// Items are the releases, in the indexer's order (newest first for an
-	// empty query).
+	// empty query), without the skipped ones.
 	Items []feed.Item
 	// Offset and Total are what the indexer reported (newznab:response);
 	// Total is -1 when it did not say.
@@ -24,6 +27,42 @@ type Page struct {
 	// Limits are the API limits the indexer reported with the page, if
 	// any.
 	Limits APILimits
+	// Skipped are the items the page held but Items leaves out, because
+	// they could not be identified: never dropped without a trace.
+	Skipped []Skip
+	// BadDates counts items whose publish date was present but not
+	// readable; their Published is zero.
+	BadDates int
+	// Conflicts are attributes an item sent more than once with different
+	// values (the first value is kept). The same value sent twice, as
+	// feeds that send every attribute both as newznab:attr and as
+	// torznab:attr do, is one value and no conflict.
+	Conflicts []Conflict
+
+	// all is every item in page order, skipped ones included (with an
+	// empty ID), for Client.Page: a feed.Syncer counts offsets by them.
+	all []feed.Item
+}
+
+// Skip is an item left out of a page.
+type Skip struct {
+	// Index is the item's position among the page's items as sent.
+	Index int
+	// Title is the item's title, as far as it had one.
+	Title string
+	// Reason is SkipNoIdentity or SkipLongIdentity.
+	Reason string
+}
+
+// Conflict is an attribute sent twice with different values.
+type Conflict struct {
+	// Index is the item's position among the page's items as sent.
+	Index int
+	// Name is the attribute's name (lower case).
+	Name string
+	// Kept is the value kept (the first), Dropped the other one; both
+	// are truncated to 200 bytes, with the API key masked.
+	Kept, Dropped string
 }
 
 // APILimits are an account's limits as the indexer reports them
@@ -90,10 +129,14 @@ type errorDoc struct {
 	xmlAttrs
 }
 
-// document decodes r, which may be an error document or the document of
-// kind root ("rss" or "caps"), into v. An error document becomes *Error.
-func document(r io.Reader, root string, v any) error {
-	dec := xml.NewDecoder(r)
+// document decodes data, which may be an error document (XML, or JSON as
+// some proxies answer) or the XML document of kind root ("rss" or
+// "caps"), into v. An error document becomes *Error.
+func document(data []byte, root string, v any) error {
+	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+		return jsonDocument(t, root)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(data))
 	dec.Strict = false
 	dec.CharsetReader = charsetReader
 	for {
@@ -127,6 +170,56 @@ func document(r io.Reader, root string, v any) error {
 	}
 }
 
+// jsonDocument reads a JSON answer, which the client never asks for, so it
+// is an error from a proxy or an indexer that answers errors in JSON:
+// {"code":"100","description":".."} (NZBHydra2), the same under "error",
+// under "error"."@attributes" (Newznab's own JSON output), or an "error"
+// or "message" string.
+func jsonDocument(data []byte, root string) error {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("the response is not XML, and not JSON either: %w", err)
+	}
+	for _, obj := range []map[string]json.RawMessage{doc, sub(doc, "error"), sub(sub(doc, "error"), "@attributes"), sub(doc, "@attributes")} {
+		code, okCode := jsonScalar(obj["code"])
+		desc, okDesc := jsonScalar(obj["description"])
+		if okCode || okDesc {
+			n, _ := strconv.Atoi(strings.TrimSpace(code))
+			return newError(n, truncate(desc, 200))
+		}
+	}
+	for _, k := range []string{"error", "message"} {
+		if msg, ok := jsonScalar(doc[k]); ok && msg != "" {
+			return newError(0, truncate(msg, 200))
+		}
+	}
+	return fmt.Errorf("the response is a JSON document, not <%s>", root)
+}
+
+func sub(m map[string]json.RawMessage, key string) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	if raw, ok := m[key]; ok {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
+// jsonScalar reads a JSON string or number as text.
+func jsonScalar(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String(), true
+	}
+	return "", false
+}
+
 // charsetReader accepts the encodings indexers declare for what is UTF-8 or
 // ASCII in practice.
 func charsetReader(charset string, input io.Reader) (io.Reader, error) {
@@ -141,13 +234,18 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	// Cut on a rune boundary, so that a truncated value stays UTF-8.
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
 	return s[:n] + "…"
 }
 
-// parseSearch decodes a search response.
-func parseSearch(r io.Reader) (Page, error) {
+// parseSearch decodes a search response; key is the account's key, masked
+// in identities and conflicts.
+func parseSearch(data []byte, key string) (Page, error) {
 	var doc rssDoc
-	if err := document(r, "rss", &doc); err != nil {
+	if err := document(data, "rss", &doc); err != nil {
 		return Page{}, err
 	}
 	p := Page{Total: -1}
@@ -161,10 +259,15 @@ func parseSearch(r io.Reader) (Page, error) {
 		p.Limits = parseLimits(*l)
 	}
 	p.Items = make([]feed.Item, 0, len(doc.Channel.Items))
-	for _, ri := range doc.Channel.Items {
-		if it, ok := ri.item(); ok {
-			p.Items = append(p.Items, it)
+	p.all = make([]feed.Item, 0, len(doc.Channel.Items))
+	for i, ri := range doc.Channel.Items {
+		it := ri.item(i, key, &p)
+		p.all = append(p.all, it)
+		if it.ID == "" {
+			p.Skipped = append(p.Skipped, Skip{Index: i, Title: it.Title, Reason: it.Skip})
+			continue
 		}
+		p.Items = append(p.Items, it)
 	}
 	return p, nil
 }
@@ -180,25 +283,44 @@ func parseLimits(a xmlAttrs) APILimits {
 		GrabCurrent: num("grabCurrent"), GrabMax: num("grabMax"),
 	}
 	if s := strings.TrimSpace(a.get("apiNextAvailable")); s != "" {
-		l.APINextAvailable, _ = parseTime(s)
+		l.APINextAvailable, _ = parseDate(s)
 	}
 	return l
 }
 
-// item converts one RSS item; ok is false for an item that has no usable id.
-func (ri rssItem) item() (feed.Item, bool) {
-	it := feed.Item{Title: strings.TrimSpace(ri.Title), Attrs: map[string]string{}}
+// multiValued are the attributes an item may legitimately send several
+// times with different values: they are kept as a set, joined by commas
+// in the order first sent.
+var multiValued = map[string]bool{"category": true, "tag": true}
+
+// item converts the i-th RSS item. An item that cannot be identified comes
+// back with an empty ID and Skip set; what the page learns on the way
+// (conflicting attributes, unreadable dates) goes to p.
+func (ri rssItem) item(i int, key string, p *Page) feed.Item {
+	it := feed.Item{Title: truncate(strings.TrimSpace(ri.Title), 1024), Attrs: map[string]string{}}
 	for _, a := range ri.Attrs {
 		name := strings.ToLower(strings.TrimSpace(a.get("name")))
-		if name == "" || len(it.Attrs) >= maxAttrs && it.Attrs[name] == "" {
+		if name == "" {
 			continue
 		}
-		v := strings.TrimSpace(a.get("value"))
-		if prev, ok := it.Attrs[name]; ok && prev != "" {
-			// Repeated attributes (several categories) are kept together.
-			v = prev + "," + v
+		v := truncate(strings.TrimSpace(a.get("value")), 2048)
+		prev, seen := it.Attrs[name]
+		switch {
+		case !seen:
+			if len(it.Attrs) < maxAttrs {
+				it.Attrs[name] = v
+			}
+		case prev == v:
+		case multiValued[name]:
+			if v != "" && !containsValue(prev, v) {
+				it.Attrs[name] = truncate(prev+","+v, 2048)
+			}
+		default:
+			p.Conflicts = append(p.Conflicts, Conflict{
+				Index: i, Name: truncate(name, 64),
+				Kept: truncate(maskKey(maskQuery(prev), key), 200), Dropped: truncate(maskKey(maskQuery(v), key), 200),
+			})
 		}
-		it.Attrs[name] = truncate(v, 2048)
 	}
 	var link string
 	for _, l := range ri.Links {
@@ -213,30 +335,29 @@ func (ri rssItem) item() (feed.Item, bool) {
 		enclosure = strings.TrimSpace(ri.Enclosure[0].get("url"))
 		enclosureLen, _ = strconv.ParseInt(strings.TrimSpace(ri.Enclosure[0].get("length")), 10, 64)
 	}
-	if link == "" {
-		link = enclosure
-	}
-	if link != "" {
-		it.Attrs["link"] = truncate(link, 2048)
+	if dl := link; dl != "" || enclosure != "" {
+		if dl == "" {
+			dl = enclosure
+		}
+		it.Attrs["link"] = truncate(dl, 2048)
 	}
 	if c := strings.TrimSpace(ri.Comments); c != "" {
 		it.Attrs["comments"] = truncate(c, 2048)
 	}
 	if _, ok := it.Attrs["category"]; !ok && len(ri.Category) > 0 {
-		it.Attrs["category"] = truncate(strings.TrimSpace(strings.Join(ri.Category, ",")), 2048)
+		var cats []string
+		for _, c := range ri.Category {
+			if c = strings.TrimSpace(c); c != "" && !slices.Contains(cats, c) {
+				cats = append(cats, c)
+			}
+		}
+		if len(cats) > 0 {
+			it.Attrs["category"] = truncate(strings.Join(cats, ","), 2048)
+		}
 	}
 
-	it.ID = it.Attrs["guid"]
-	if it.ID == "" {
-		it.ID = strings.TrimSpace(ri.GUID)
-	}
-	if it.ID == "" {
-		it.ID = withoutQuery(link)
-	}
-	if it.ID == "" || len(it.ID) > 1024 {
-		return feed.Item{}, false
-	}
-	if _, ok := it.Attrs["guid"]; !ok {
+	it.ID, it.Skip = identity(key, it.Attrs["guid"], ri.GUID, link, enclosure)
+	if _, ok := it.Attrs["guid"]; !ok && it.ID != "" {
 		it.Attrs["guid"] = it.ID
 	}
 
@@ -249,48 +370,26 @@ func (ri rssItem) item() (feed.Item, bool) {
 	if it.Size == 0 && enclosureLen > 0 {
 		it.Size = enclosureLen
 	}
-	if t, ok := parseTime(ri.PubDate); ok {
-		it.Published = t
-	}
-	if len(it.Attrs) == 0 {
-		it.Attrs = nil
-	}
-	return it, true
-}
-
-// withoutQuery drops a link's query, which carries the API key on most
-// indexers, leaving a stable identifier.
-func withoutQuery(link string) string {
-	u, err := url.Parse(link)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
-}
-
-// timeLayouts are the pubDate spellings seen from indexers: RFC 1123 with
-// numeric or named zones, with or without the weekday, and ISO 8601.
-var timeLayouts = []string{
-	time.RFC1123Z,
-	time.RFC1123,
-	"Mon, 2 Jan 2006 15:04:05 -0700",
-	"Mon, 2 Jan 2006 15:04:05 MST",
-	"2 Jan 2006 15:04:05 -0700",
-	"02 Jan 2006 15:04:05 -0700",
-	time.RFC3339,
-	"2006-01-02 15:04:05",
-}
-
-func parseTime(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, false
-	}
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC(), true
+	if d := strings.TrimSpace(ri.PubDate); d != "" {
+		if t, ok := parseDate(d); ok {
+			it.Published = t
+		} else {
+			p.BadDates++
 		}
 	}
-	return time.Time{}, false
+	if len(it.Attrs) == 0 || it.ID == "" {
+		// A skipped item is a placeholder: nothing of it is handed out.
+		it.Attrs = nil
+	}
+	return it
+}
+
+// containsValue reports whether the comma-joined set holds v.
+func containsValue(set, v string) bool {
+	for s := range strings.SplitSeq(set, ",") {
+		if s == v {
+			return true
+		}
+	}
+	return false
 }
