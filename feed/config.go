@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // Defaults for the zero fields of Config.
@@ -90,13 +90,9 @@ func checkName(field, name string) error {
 		return &InputError{Field: field, Reason: "is empty"}
 	case len(name) > MaxNameLen:
 		return &InputError{Field: field, Reason: fmt.Sprintf("is %d bytes long; the limit is %d", len(name), MaxNameLen)}
-	case !utf8.ValidString(name):
-		return &InputError{Field: field, Reason: "is not valid UTF-8"}
 	}
-	for _, r := range name {
-		if unicode.IsControl(r) {
-			return &InputError{Field: field, Reason: fmt.Sprintf("contains control character %U", r)}
-		}
+	if err := inputtext.Check(name); err != nil {
+		return &InputError{Field: field, Reason: err.Error()}
 	}
 	return nil
 }

@@ -439,7 +439,8 @@ func TestBadInput(t *testing.T) {
 	for name, reason := range map[string]string{
 		"":                       "is empty",
 		strings.Repeat("n", 300): "300 bytes long",
-		"a\x00b":                 "control character U+0000",
+		"a\x00b":                 "contains a NUL byte",
+		"bell\x07":               "control character U+0007",
 		"bad\xff":                "not valid UTF-8",
 	} {
 		if _, err := s.Sync(ctx(t), name, newList(1)); !inputError(err, "name", reason) {
