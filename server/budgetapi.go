@@ -42,15 +42,9 @@ func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	if req.Kind == "" {
-		return badRequest("kind", "kind is missing; want one of %s", kindNames())
-	}
 	kind, err := budget.ParseKind(req.Kind)
 	if err != nil {
-		return badRequest("kind", "unknown kind %q; want one of %s", req.Kind, kindNames())
-	}
-	if req.Cost < 0 {
-		return badRequest("cost", "cost must not be negative")
+		return err
 	}
 	p := budget.AdmitParams{Source: req.Source, Kind: kind, Cost: req.Cost}
 	var g budget.Grant
@@ -86,18 +80,12 @@ type settleResponse struct {
 
 func (s *Server) budgetSettle(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	if !budget.ValidGrantID(id) {
-		return badRequest("id", "not a grant id")
-	}
 	var req settleRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
 	if req.Actual == nil {
 		return badRequest("actual", "actual is missing: the bytes the transfer really used")
-	}
-	if *req.Actual < 0 {
-		return badRequest("actual", "actual must not be negative")
 	}
 	if err := s.cfg.Budget.Settle(r.Context(), id, *req.Actual); err != nil {
 		return failed("settling a grant", err)

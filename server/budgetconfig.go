@@ -9,10 +9,6 @@ import (
 	"github.com/hostguard/hostguard/budget"
 )
 
-// maxPaceSeconds bounds a source's pace: a request a day is the gentlest
-// schedule that still makes sense for a feed.
-const maxPaceSeconds = 86400
-
 // sourceRequest is the body of PUT /v1/budget/sources/{name}. A PUT
 // replaces what the owner says about the source; fields left out take
 // their defaults, except the limit the source reported about itself,
@@ -84,8 +80,7 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if err := src.Validate(); err != nil {
-		// Every other field was checked above: what is left is the name.
-		return blame("name", err)
+		return sourceError(err)
 	}
 	if err := s.cfg.Budget.SetSource(src); err != nil {
 		return failed("storing a budget source", err)
@@ -99,32 +94,36 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// source checks what a PUT says about source name.
+// source turns what a PUT says about source name into a budget.Source;
+// the budget judges the values.
 func (req *sourceRequest) source(name string) (budget.Source, error) {
 	src := budget.Source{Name: name, OwnerDailyLimit: req.OwnerDailyLimit, ReservePercent: req.ReservePercent}
 	share, err := budget.ParseShare(req.Share)
 	if err != nil {
-		return src, badRequest("share", "unknown share %q; want gentle, normal or unlimited", req.Share)
+		return src, err
 	}
 	src.Share = share
-	switch {
-	case req.OwnerDailyLimit != nil && *req.OwnerDailyLimit < 0:
-		return src, badRequest("owner_daily_limit", "owner_daily_limit must not be negative (0 stops all background work on the source)")
-	case req.ReportedDailyLimit != nil && *req.ReportedDailyLimit < 0:
-		return src, badRequest("reported_daily_limit", "reported_daily_limit must not be negative")
-	case req.ReservePercent != nil && (*req.ReservePercent < 0 || *req.ReservePercent > 100):
-		return src, badRequest("reserve_percent", "reserve_percent must be between 0 and 100")
-	}
 	if p := req.PaceSeconds; p != nil {
-		if *p < 0 || *p > maxPaceSeconds || math.IsNaN(*p) {
-			return src, badRequest("pace_seconds", "pace_seconds must be between 0 (no pacing) and %d", maxPaceSeconds)
+		// The API says 0 for "no pacing", where the budget says a
+		// negative pace; a negative figure here is a mistake.
+		if *p < 0 || math.IsNaN(*p) || math.IsInf(*p, 0) {
+			return src, badRequest("pace_seconds", "pace_seconds must be 0 (no pacing) or a positive number of seconds")
 		}
-		src.Pace = time.Duration(*p * float64(time.Second))
+		src.Pace = time.Duration(min(*p, budget.MaxPace.Seconds()+1) * float64(time.Second))
 		if src.Pace == 0 {
 			src.Pace = budget.NoPace
 		}
 	}
 	return src, nil
+}
+
+// sourceError names a bad source setting as the API spells it: the
+// budget's pace is the API's pace_seconds.
+func sourceError(err error) error {
+	if ie, ok := errors.AsType[*budget.InputError](err); ok && ie.Field == "pace" {
+		return badRequest("pace_seconds", "pace_seconds: %s", ie.Reason)
+	}
+	return err
 }
 
 func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) error {

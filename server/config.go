@@ -46,11 +46,11 @@ type Config struct {
 
 	// HeaderTimeout bounds the wait for an upstream's response headers (and
 	// for a CONNECT target's first byte once the client has spoken); 0
-	// means transport.DefaultTimeout (30s).
+	// means transport.DefaultHeaderTimeout (30s).
 	HeaderTimeout time.Duration
 
 	// IdleTimeout bounds how long an upstream body may stall; 0 means
-	// transport.DefaultTimeout (30s). A body that keeps arriving is never cut.
+	// transport.DefaultIdleTimeout (30s). A body that keeps arriving is never cut.
 	IdleTimeout time.Duration
 
 	// TicketLease is how long a ticket from POST /v1/guard/acquire stays
@@ -125,31 +125,68 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Validate reports the first bad field of c, by name.
+// Validate reports the first setting of c that New cannot use, as an
+// *InputError (matching ErrInvalid) whose Field is the setting's
+// snake_case name as the daemon's config file spells it, dotted into the
+// part it belongs to: "ticket_lease", "guard.open_for", "feeds[1].url".
+// The rules of a part are its package's: Validate delegates to
+// guard.Config.Validate, transport.Config.Validate and Feed.Validate and
+// restates none of them.
 func (c Config) Validate() error {
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+		def   time.Duration
+	}{
+		{"ticket_lease", c.TicketLease, DefaultTicketLease},
+		{"sweep_every", c.SweepEvery, DefaultSweepEvery},
+		{"shutdown_timeout", c.ShutdownTimeout, DefaultShutdownTimeout},
+		{"maintain_every", c.MaintainEvery, DefaultMaintainEvery},
+	} {
+		if d.v < 0 {
+			return invalid(d.field, "is %v; want 0 (default %v) or more", d.v, d.def)
+		}
+	}
 	switch {
-	case c.HeaderTimeout < 0:
-		return fmt.Errorf("server: Config.HeaderTimeout is negative (%v)", c.HeaderTimeout)
-	case c.IdleTimeout < 0:
-		return fmt.Errorf("server: Config.IdleTimeout is negative (%v)", c.IdleTimeout)
-	case c.TicketLease < 0:
-		return fmt.Errorf("server: Config.TicketLease is negative (%v)", c.TicketLease)
 	case c.MaxTickets < 0:
-		return fmt.Errorf("server: Config.MaxTickets is negative (%d)", c.MaxTickets)
-	case c.SweepEvery < 0:
-		return fmt.Errorf("server: Config.SweepEvery is negative (%v)", c.SweepEvery)
+		return invalid("max_tickets", "is %d; want 0 (default %d) or more", c.MaxTickets, DefaultMaxTickets)
 	case c.MaxBodyBytes < 0:
-		return fmt.Errorf("server: Config.MaxBodyBytes is negative (%d)", c.MaxBodyBytes)
-	case c.ShutdownTimeout < 0:
-		return fmt.Errorf("server: Config.ShutdownTimeout is negative (%v)", c.ShutdownTimeout)
-	case c.MaintainEvery < 0:
-		return fmt.Errorf("server: Config.MaintainEvery is negative (%v)", c.MaintainEvery)
-	case c.Guard.Threshold < 0:
-		return fmt.Errorf("server: Config.Guard.Threshold is negative (%d)", c.Guard.Threshold)
-	case c.Guard.Window < 0:
-		return fmt.Errorf("server: Config.Guard.Window is negative (%v)", c.Guard.Window)
-	case c.Guard.OpenFor < 0:
-		return fmt.Errorf("server: Config.Guard.OpenFor is negative (%v)", c.Guard.OpenFor)
+		return invalid("max_body_bytes", "is %d; want 0 (default %d) or more", c.MaxBodyBytes, DefaultMaxBodyBytes)
+	}
+	if err := c.transportConfig().Validate(); err != nil {
+		return under("", err)
+	}
+	if err := c.Guard.Validate(); err != nil {
+		return under("guard", err)
+	}
+	return c.validateFeeds()
+}
+
+// transportConfig is the part of c the guarded transport takes.
+func (c Config) transportConfig() transport.Config {
+	return transport.Config{HeaderTimeout: c.HeaderTimeout, IdleTimeout: c.IdleTimeout}
+}
+
+func (c Config) validateFeeds() error {
+	if len(c.Feeds) == 0 {
+		return nil
+	}
+	switch {
+	case c.FeedStore == nil:
+		return invalid("feeds", "are set but FeedStore is nil")
+	case c.Budget == nil:
+		return invalid("feeds", "are set but Budget is nil: every feed page passes admission")
+	}
+	for i, f := range c.Feeds {
+		at := fmt.Sprintf("feeds[%d]", i)
+		if err := f.Validate(); err != nil {
+			return under(at, err)
+		}
+		for j := range i {
+			if c.Feeds[j].Name == f.Name {
+				return invalid(at+".name", "%q is also feeds[%d]", f.Name, j)
+			}
+		}
 	}
 	return nil
 }
@@ -174,10 +211,10 @@ func (c Config) withDefaults() Config {
 		c.MaintainEvery = DefaultMaintainEvery
 	}
 	if c.HeaderTimeout == 0 {
-		c.HeaderTimeout = transport.DefaultTimeout
+		c.HeaderTimeout = transport.DefaultHeaderTimeout
 	}
 	if c.IdleTimeout == 0 {
-		c.IdleTimeout = transport.DefaultTimeout
+		c.IdleTimeout = transport.DefaultIdleTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

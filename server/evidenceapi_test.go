@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/evidence"
 )
 
 func TestEvidenceRecordSummarizeAndPolicy(t *testing.T) {
@@ -79,7 +81,7 @@ func TestEvidenceRecordSummarizeAndPolicy(t *testing.T) {
 func TestEvidenceBadInput(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	long := strings.Repeat("s", maxEvidenceKey+1)
+	long := strings.Repeat("s", max(evidence.MaxSubjectBytes, evidence.MaxFingerprintBytes)+1)
 	cases := []struct {
 		name, method, path string
 		body               any

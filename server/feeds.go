@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -21,9 +20,9 @@ import (
 // memory for GET /v1/feeds/{name}/items when Feed.KeepItems is 0.
 const DefaultKeepItems = 100
 
-// maxKeepItems bounds Feed.KeepItems: the items are held in memory, and
+// MaxKeepItems bounds Feed.KeepItems: the items are held in memory, and
 // their attributes can be a few kilobytes each.
-const maxKeepItems = 10_000
+const MaxKeepItems = 10_000
 
 // Feed is one Newznab or Torznab indexer whose recent-release listing the
 // leader follows (see feed.Syncer). What the daemon does with the items it
@@ -68,32 +67,33 @@ type Feed struct {
 	KeepItems int
 }
 
-func (f Feed) validate(i int) error {
-	field := func(name string) string { return fmt.Sprintf("server: Config.Feeds[%d].%s", i, name) }
+// Validate reports the first field of f that New cannot use, as an
+// *InputError whose Field is its snake_case name (url, keep_items). The
+// indexer client and the syncer check the rest when New builds them.
+func (f Feed) Validate() error {
 	switch {
 	case f.Name == "":
-		return fmt.Errorf("%s is empty", field("Name"))
+		return invalid("name", "is empty")
 	case f.URL == "":
-		return fmt.Errorf("%s is empty", field("URL"))
+		return invalid("url", "is empty")
 	case f.PageSize < 0:
-		return fmt.Errorf("%s is negative (%d)", field("PageSize"), f.PageSize)
+		return invalid("page_size", "is negative (%d); want 0 (default %d) or more", f.PageSize, newznab.DefaultPageSize)
 	case f.MaxPages < 0:
-		return fmt.Errorf("%s is negative (%d)", field("MaxPages"), f.MaxPages)
+		return invalid("max_pages", "is negative (%d); want 0 (default %d) or more", f.MaxPages, feed.DefaultMaxPages)
 	case f.CatchUp < 0:
-		return fmt.Errorf("%s is negative (%d)", field("CatchUp"), f.CatchUp)
-	case f.KeepItems < 0 || f.KeepItems > maxKeepItems:
-		return fmt.Errorf("%s is %d; want 0 (default %d) to %d", field("KeepItems"), f.KeepItems, DefaultKeepItems, maxKeepItems)
+		return invalid("catch_up", "is negative (%d); want 0 (none) or more", f.CatchUp)
+	case f.KeepItems < 0 || f.KeepItems > MaxKeepItems:
+		return invalid("keep_items", "is %d; want 0 (default %d) to %d", f.KeepItems, DefaultKeepItems, MaxKeepItems)
 	}
 	u, err := url.Parse(f.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		// The URL may hold a secret: it is not echoed.
-		return fmt.Errorf("%s is not an http or https URL with a host", field("URL"))
-	}
-	if u.User != nil {
-		return fmt.Errorf("%s must not carry user:password", field("URL"))
-	}
-	if u.Query().Has("apikey") {
-		return fmt.Errorf("%s must not carry the apikey parameter; put the key in APIKey", field("URL"))
+		return invalid("url", "is not an http or https URL with a host")
+	case u.User != nil:
+		return invalid("url", "must not carry user:password")
+	case u.Query().Has("apikey"):
+		return invalid("url", "must not carry the apikey parameter; put the key in api_key")
 	}
 	return nil
 }
@@ -126,22 +126,6 @@ func (s *Server) setupFeeds() error {
 	if len(cfg.Feeds) == 0 {
 		return nil
 	}
-	switch {
-	case cfg.FeedStore == nil:
-		return errors.New("server: Config.Feeds is set but Config.FeedStore is nil")
-	case cfg.Budget == nil:
-		return errors.New("server: Config.Feeds is set but Config.Budget is nil: every feed page passes admission")
-	}
-	seen := map[string]bool{}
-	for i, f := range cfg.Feeds {
-		if err := f.validate(i); err != nil {
-			return err
-		}
-		if seen[f.Name] {
-			return fmt.Errorf("server: Config.Feeds[%d].Name %q is used twice", i, f.Name)
-		}
-		seen[f.Name] = true
-	}
 	base := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           newDialer(true, cfg.HeaderTimeout).DialContext,
@@ -161,25 +145,25 @@ func (s *Server) setupFeeds() error {
 			PageSize: f.PageSize, Categories: f.Categories, Budget: cfg.Budget, Now: cfg.Now,
 		})
 		if err != nil {
-			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
+			return fmt.Errorf("server: feeds[%d]: %w", i, err)
 		}
 		if _, ok := s.findSource(f.Name); !ok {
 			// A base source of this node, not a stored override: it
 			// lives as long as the feed is configured.
 			if _, err := cfg.Budget.AddBaseSource(budget.Source{Name: f.Name}); err != nil {
-				return fmt.Errorf("server: Config.Feeds[%d].Name: %s", i, strings.TrimPrefix(err.Error(), "budget: "))
+				return under(fmt.Sprintf("feeds[%d]", i), err)
 			}
 		}
 		syncer, err := feed.NewSyncer(cfg.FeedStore, feed.Config{
 			MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: feed.BudgetAdmitter(cfg.Budget), Now: cfg.Now, Logger: s.log,
 		})
 		if err != nil {
-			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
+			return fmt.Errorf("server: feeds[%d]: %w", i, err)
 		}
 		if f.KeepItems == 0 {
 			f.KeepItems = DefaultKeepItems
 		}
-		u, _ := url.Parse(f.URL) // checked by validate
+		u, _ := url.Parse(f.URL) // checked by Validate
 		fr := &feedRunner{cfg: f, display: u.Scheme + "://" + u.Host + u.EscapedPath(), syncer: syncer}
 		fr.loop, err = feed.NewLoop(feed.LoopConfig{
 			Syncer:    syncer,
@@ -190,7 +174,7 @@ func (s *Server) setupFeeds() error {
 			Logger:    s.log,
 		})
 		if err != nil {
-			return fmt.Errorf("server: Config.Feeds[%d]: %w", i, err)
+			return fmt.Errorf("server: feeds[%d]: %w", i, err)
 		}
 		s.feeds = append(s.feeds, fr)
 	}

@@ -188,14 +188,14 @@ func TestFeedConfigErrors(t *testing.T) {
 		feed Feed
 		want string
 	}{
-		{"no name", Feed{URL: "http://127.0.0.1:1/api"}, "Feeds[0].Name is empty"},
-		{"no url", Feed{Name: "a"}, "Feeds[0].URL is empty"},
-		{"ftp", Feed{Name: "a", URL: "ftp://127.0.0.1/api"}, "Feeds[0].URL is not an http"},
+		{"no name", Feed{URL: "http://127.0.0.1:1/api"}, "feeds[0].name: is empty"},
+		{"no url", Feed{Name: "a"}, "feeds[0].url: is empty"},
+		{"ftp", Feed{Name: "a", URL: "ftp://127.0.0.1/api"}, "feeds[0].url: is not an http"},
 		{"key in url", Feed{Name: "a", URL: "http://127.0.0.1:1/api?apikey=" + testAPIKey}, "apikey parameter"},
 		{"userinfo", Feed{Name: "a", URL: "http://u:" + testAPIKey + "@127.0.0.1:1/api"}, "user:password"},
-		{"negative pages", Feed{Name: "a", URL: "http://127.0.0.1:1/api", MaxPages: -1}, "Feeds[0].MaxPages"},
-		{"too many kept", Feed{Name: "a", URL: "http://127.0.0.1:1/api", KeepItems: maxKeepItems + 1}, "Feeds[0].KeepItems"},
-		{"bad source name", Feed{Name: " a", URL: "http://127.0.0.1:1/api"}, "Feeds[0].Name"},
+		{"negative pages", Feed{Name: "a", URL: "http://127.0.0.1:1/api", MaxPages: -1}, "feeds[0].max_pages"},
+		{"too many kept", Feed{Name: "a", URL: "http://127.0.0.1:1/api", KeepItems: MaxKeepItems + 1}, "feeds[0].keep_items"},
+		{"bad source name", Feed{Name: " a", URL: "http://127.0.0.1:1/api"}, "feeds[0].name"},
 	}
 	st := sqlitetest.Open(t)
 	newTestBudget := func(t *testing.T) *budget.Budget {
@@ -222,7 +222,7 @@ func TestFeedConfigErrors(t *testing.T) {
 	}
 	_, err = New(Config{Feeds: []Feed{{Name: "a", URL: "http://127.0.0.1:1/api"}, {Name: "a", URL: "http://127.0.0.1:2/api"}},
 		FeedStore: st, Budget: newTestBudget(t), Logger: discardLogger()})
-	if err == nil || !strings.Contains(err.Error(), "Feeds[1].Name") {
+	if err == nil || !strings.Contains(err.Error(), "feeds[1].name") {
 		t.Fatalf("a name used twice: %v", err)
 	}
 }

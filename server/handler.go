@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/internal/strictjson"
 	"github.com/hostguard/hostguard/retry"
 )
@@ -168,26 +169,45 @@ func (s *Server) budgetAnswer(err error) *apiError {
 	return nil
 }
 
-// inputAnswer answers input a library package refused: 400, with the
-// field the package names.
+// inputAnswer answers input a library package refused: 400, naming the
+// field as the package names it (its snake_case name is the API's).
 func inputAnswer(err error) *apiError {
-	field := ""
-	if h, ok := errors.AsType[*blamed](err); ok {
-		field = h.field
+	field, reason, ok := libraryInput(err)
+	if !ok {
+		return nil
 	}
-	if isInvalid(err) {
-		return badRequest(field, "%s", innermost(err).Error())
+	if b, isBlamed := errors.AsType[*blamed](err); isBlamed && field == "" {
+		field = b.field
 	}
-	return nil
+	if field == "" {
+		return badRequest("", "%s", reason)
+	}
+	return badRequest(field, "%s: %s", field, reason)
 }
 
-// isInvalid reports the library sentinels that mean "bad input".
-func isInvalid(err error) bool {
-	return errors.Is(err, retry.ErrInvalid) || errors.Is(err, guard.ErrBadURL) || isBudgetInput(err)
+// libraryInput finds the typed input error of a library package in err.
+func libraryInput(err error) (field, reason string, ok bool) {
+	if e, ok := errors.AsType[*guard.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*budget.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*evidence.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*health.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	// These name no field of their own; the handler blames one.
+	if errors.Is(err, retry.ErrInvalid) || errors.Is(err, guard.ErrBadURL) {
+		return "", innermost(err).Error(), true
+	}
+	return "", "", false
 }
 
 // blamed names the field of an input error whose package does not name it
-// itself yet.
+// itself.
 type blamed struct {
 	field string
 	err   error
@@ -215,11 +235,4 @@ func blame(field string, err error) error {
 		return nil
 	}
 	return &blamed{field: field, err: err}
-}
-
-// isBudgetInput tells the budget's input errors from its store errors
-// until the budget reports them as a type of their own.
-func isBudgetInput(err error) bool {
-	msg := innermost(err).Error()
-	return strings.HasPrefix(msg, "budget: ") && !strings.Contains(msg, "store")
 }

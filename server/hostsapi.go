@@ -33,7 +33,7 @@ type touchResponse struct {
 func hostName(r *http.Request) (string, error) {
 	name := r.PathValue("name")
 	if _, err := health.NormalizeName(name); err != nil {
-		return "", hostNameError(err)
+		return "", err
 	}
 	return name, nil
 }
@@ -109,20 +109,18 @@ func hostListParams(r *http.Request) (health.ListParams, error) {
 	if v := q.Get("view"); v != "" {
 		view, err := health.ParseView(v)
 		if err != nil {
-			return p, badRequest("view", "unknown view %q; want healthy, available, unhealthy, backoff or all", v)
+			return p, err
 		}
 		p.View = view
 	}
 	if l := q.Get("limit"); l != "" {
+		// 0 would mean the default to the tracker; in a query it is a
+		// mistake. The tracker checks the upper bound.
 		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > health.MaxListLimit {
+		if err != nil || n < 1 {
 			return p, badRequest("limit", "limit must be a whole number from 1 to %d", health.MaxListLimit)
 		}
 		p.Limit = n
 	}
 	return p, nil
 }
-
-// hostNameError answers a name NormalizeName refused: its only input is
-// the name, so every error it returns is about the name.
-func hostNameError(err error) error { return badRequest("name", "%s", err.Error()) }

@@ -2,13 +2,17 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
 // waitRefused waits until the API no longer accepts connections, which is
@@ -148,21 +152,42 @@ func TestServeReturnsListenerError(t *testing.T) {
 	}
 }
 
+// TestConfigValidateNamesTheField: New refuses every setting it cannot
+// use, guard's included, with an error naming it as the config file does,
+// and never panics on one.
 func TestConfigValidateNamesTheField(t *testing.T) {
 	t.Parallel()
 	for field, cfg := range map[string]Config{
-		"HeaderTimeout":   {HeaderTimeout: -1},
-		"IdleTimeout":     {IdleTimeout: -1},
-		"TicketLease":     {TicketLease: -1},
-		"MaxTickets":      {MaxTickets: -1},
-		"SweepEvery":      {SweepEvery: -1},
-		"MaxBodyBytes":    {MaxBodyBytes: -1},
-		"ShutdownTimeout": {ShutdownTimeout: -1},
-		"Guard.Threshold": {Guard: guardConfig(-1)},
+		"header_timeout":      {HeaderTimeout: -1},
+		"idle_timeout":        {IdleTimeout: -1},
+		"ticket_lease":        {TicketLease: -1},
+		"max_tickets":         {MaxTickets: -1},
+		"sweep_every":         {SweepEvery: -1},
+		"max_body_bytes":      {MaxBodyBytes: -1},
+		"shutdown_timeout":    {ShutdownTimeout: -1},
+		"maintain_every":      {MaintainEvery: -1},
+		"guard.threshold":     {Guard: guardConfig(-1)},
+		"guard.window":        {Guard: guard.Config{Window: -1}},
+		"guard.open_for":      {Guard: guard.Config{OpenFor: -1}},
+		"guard.max_endpoints": {Guard: guard.Config{MaxEndpoints: -1}},
+		"guard.idle_ttl":      {Guard: guard.Config{IdleTTL: -1}},
+		"feeds[0].url":        {Guard: guard.Config{MaxProbes: -1}, Feeds: []Feed{{Name: "a"}}, FeedStore: sqlitetest.Open(t), Budget: &budget.Budget{}},
 	} {
-		_, err := New(cfg)
-		if err == nil || !strings.Contains(err.Error(), "Config."+field) {
-			t.Errorf("%s: error %v does not name the field", field, err)
-		}
+		t.Run(field, func(t *testing.T) {
+			t.Parallel()
+			cfg.Logger = discardLogger()
+			s, err := New(cfg)
+			if err == nil {
+				s.Close()
+				t.Fatal("New accepted it")
+			}
+			ie, ok := errors.AsType[*InputError](err)
+			if !ok || ie.Field != field || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), field) {
+				t.Errorf("error %#v (%v) does not name %s as an *InputError", err, err, field)
+			}
+			if vErr := cfg.Validate(); vErr == nil || vErr.Error() != err.Error() {
+				t.Errorf("Validate = %v, New = %v", vErr, err)
+			}
+		})
 	}
 }

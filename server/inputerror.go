@@ -1,0 +1,73 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/transport"
+)
+
+// ErrInvalid is matched by every *InputError: errors.Is(err, ErrInvalid)
+// tells a configuration New cannot use from a failure to start.
+var ErrInvalid = errors.New("server: invalid input")
+
+// InputError reports a setting of Config that New cannot use. Field is the
+// setting's snake_case name as the daemon's config file spells it, dotted
+// into the part it belongs to ("guard.open_for", "feeds[1].keep_items");
+// a boundary that spells it differently (a command-line flag) renames it.
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+// Error reads "server: <field>: <reason>".
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return "server: " + e.Reason
+	}
+	return "server: " + e.Field + ": " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrInvalid) hold.
+func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// under places the input error of a part's package at prefix: guard's
+// open_for is the server's guard.open_for. Any other error passes through.
+func under(prefix string, err error) error {
+	field, reason, ok := configInput(err)
+	if !ok {
+		return err
+	}
+	switch {
+	case prefix == "":
+	case field == "":
+		field = prefix
+	default:
+		field = prefix + "." + field
+	}
+	return &InputError{Field: field, Reason: reason}
+}
+
+// configInput finds the typed input error of a package whose Config is
+// part of the server's.
+func configInput(err error) (field, reason string, ok bool) {
+	if e, ok := errors.AsType[*InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*guard.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*transport.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*budget.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	return "", "", false
+}
