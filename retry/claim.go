@@ -1,7 +1,9 @@
 package retry
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -35,19 +37,16 @@ type ClaimParams struct {
 // Claim returns an empty slice, not an error, when nothing is due.
 func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	if p.N < 1 || p.N > MaxClaim {
-		return nil, invalidf("claim: N %d is outside [1, %d]", p.N, MaxClaim)
+		return nil, invalid("n", "%d is outside [1, %d]", p.N, MaxClaim)
 	}
 	if p.Lease < time.Microsecond || p.Lease > MaxLease {
-		return nil, invalidf("claim: Lease %v is outside [1µs, %v]", p.Lease, MaxLease)
-	}
-	if len(p.Worker) > 128 {
-		return nil, invalidf("claim: Worker is %d bytes, more than 128", len(p.Worker))
+		return nil, invalid("lease_seconds", "%v is outside [1µs, %v]", p.Lease, MaxLease)
 	}
 	if err := checkWorker(p.Worker); err != nil {
 		return nil, err
 	}
 	now := s.now()
-	res, err := s.store.RetryClaim(ctx, ClaimQuery{
+	res, err := s.store.RetryClaim(ctx, StoreClaimParams{
 		Now:          now,
 		N:            p.N,
 		RetryQuota:   s.retryQuota(p.N),
@@ -61,16 +60,28 @@ func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	}
 	if len(res.Expired) > 0 {
 		// A failure here leaves the items due; the next claim retries.
-		if _, err := s.store.RetryUpdate(ctx, UpdateQuery{
+		if _, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
 			Now:   now,
 			IDs:   res.Expired,
-			Apply: func(_ int, r *Record) (bool, error) { return s.applyExpiry(r, now) },
+			Apply: func(_ int, r *StoreRecord) (bool, error) { return s.applyExpiry(r, now) },
 		}); err != nil && len(res.Grants) == 0 {
 			return nil, err
 		}
 	}
-	out := make([]Lease, len(res.Grants))
-	for i, g := range res.Grants {
+	return leasesFrom(res.Grants), nil
+}
+
+// leasesFrom turns grants into leases in claim order: highest priority
+// first, then the one due longest.
+func leasesFrom(grants []StoreGrant) []Lease {
+	slices.SortStableFunc(grants, func(a, b StoreGrant) int {
+		if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+			return c
+		}
+		return a.DueAt.Compare(b.DueAt)
+	})
+	out := make([]Lease, len(grants))
+	for i, g := range grants {
 		out[i] = Lease{
 			ID:        g.ID,
 			Token:     formatToken(g.Gen),
@@ -82,12 +93,18 @@ func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 			Payload:   g.Payload,
 		}
 	}
-	return out, nil
+	return out
 }
 
+// maxWorkerBytes is the longest worker name accepted.
+const maxWorkerBytes = 128
+
 func checkWorker(w string) error {
-	if err := checkID(w); w != "" && err != nil {
-		return invalidf("claim: Worker %s is not storable text", strconv.Quote(w))
+	if len(w) > maxWorkerBytes {
+		return invalid("worker", "is %d bytes, more than %d", len(w), maxWorkerBytes)
+	}
+	if err := checkText(w); err != nil {
+		return invalid("worker", "%s %v", strconv.Quote(w), err)
 	}
 	return nil
 }

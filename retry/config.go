@@ -1,8 +1,8 @@
 package retry
 
 import (
-	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -17,6 +17,16 @@ var DefaultLadder = []time.Duration{
 	7 * 24 * time.Hour,
 	30 * 24 * time.Hour,
 }
+
+// The defaults of Config's fields, which a zero field means.
+const (
+	DefaultJitter             = 0.1
+	DefaultRetryShare         = 0.3
+	DefaultReactivateWithin   = 10 * time.Minute
+	DefaultObserveStep        = 1
+	DefaultObserveMaxPriority = 10
+	DefaultExpiriesPerFailure = 3
+)
 
 // ClassLeaseExpired is the failure class recorded when an item's lease runs
 // out Config.ExpiriesPerFailure times in a row: a poison item that kills
@@ -35,7 +45,7 @@ const (
 )
 
 // Config tunes a Scheduler. The zero Config is valid: every zero field means
-// its default.
+// its default, and a negative value turns off what can be turned off.
 type Config struct {
 	// Default is the delay ladder for classes not in Classes. Nil or empty
 	// means DefaultLadder (30 min, 2 h, 8 h, 1 d, 7 d, 30 d). Every step
@@ -46,29 +56,30 @@ type Config struct {
 	// Default. The class ClassLeaseExpired may be given a ladder too.
 	Classes map[string][]time.Duration
 	// Jitter spreads every delay uniformly over ±Jitter of itself, so that
-	// items failing together do not come due together. Zero means 0.1
-	// (±10 %); set NoJitter to turn it off. Must be in [0, 1).
+	// items failing together do not come due together. Zero means
+	// DefaultJitter (±10 %); negative turns jitter off (exact ladder
+	// delays). Must be below 1.
 	Jitter float64
-	// NoJitter turns jitter off (exact ladder delays). Default false.
-	NoJitter bool
 	// RetryShare caps the share of one claim that items already tried may
-	// take while never-tried items are due as well. Zero means 0.3; 1 means
-	// no cap. Must be in [0, 1]. See Scheduler.Claim for the rounding.
+	// take while never-tried items are due as well. Zero means
+	// DefaultRetryShare (0.3); 1 means no cap. Must be in [0, 1]. See
+	// Scheduler.Claim for the rounding.
 	RetryShare float64
 	// ReactivateWithin is how soon Observe makes a waiting item due. Zero
-	// means 10 minutes; negative is an error.
+	// means DefaultReactivateWithin (10 minutes); negative is an error.
 	ReactivateWithin time.Duration
 	// ObserveStep is how much each Observe raises a waiting item's priority
-	// unless ObserveParams.Boost says otherwise. Zero means 1; negative is
-	// an error.
+	// unless ObserveParams.Boost says otherwise. Zero means
+	// DefaultObserveStep (1); negative is an error.
 	ObserveStep int
 	// ObserveMaxPriority is the highest priority observations can raise an
-	// item to; an item already above it keeps its priority. Zero means 10.
+	// item to; an item already above it keeps its priority. Zero means
+	// DefaultObserveMaxPriority (10).
 	ObserveMaxPriority int
 	// ExpiriesPerFailure is how many leases on one item may run out in a
 	// row before the next expiry counts as a failure of class
-	// ClassLeaseExpired (that expiry included). Zero means 3; negative is an
-	// error.
+	// ClassLeaseExpired (that expiry included). Zero means
+	// DefaultExpiriesPerFailure (3); negative is an error.
 	ExpiriesPerFailure int
 	// Now is the clock for every time decision. Nil means time.Now.
 	Now func() time.Time
@@ -82,26 +93,26 @@ func (c Config) withDefaults() Config {
 	if len(c.Default) == 0 {
 		c.Default = DefaultLadder
 	}
-	if c.Jitter == 0 && !c.NoJitter {
-		c.Jitter = 0.1
-	}
-	if c.NoJitter {
+	switch {
+	case c.Jitter == 0:
+		c.Jitter = DefaultJitter
+	case c.Jitter < 0:
 		c.Jitter = 0
 	}
 	if c.RetryShare == 0 {
-		c.RetryShare = 0.3
+		c.RetryShare = DefaultRetryShare
 	}
 	if c.ReactivateWithin == 0 {
-		c.ReactivateWithin = 10 * time.Minute
+		c.ReactivateWithin = DefaultReactivateWithin
 	}
 	if c.ObserveStep == 0 {
-		c.ObserveStep = 1
+		c.ObserveStep = DefaultObserveStep
 	}
 	if c.ObserveMaxPriority == 0 {
-		c.ObserveMaxPriority = 10
+		c.ObserveMaxPriority = DefaultObserveMaxPriority
 	}
 	if c.ExpiriesPerFailure == 0 {
-		c.ExpiriesPerFailure = 3
+		c.ExpiriesPerFailure = DefaultExpiriesPerFailure
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -112,57 +123,79 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Validate reports the first field New would refuse, as an *InputError
+// whose Field is the setting's snake_case name ("jitter",
+// "classes.no_peers[1]").
+func (c Config) Validate() error {
+	return c.withDefaults().validate()
+}
+
 // validate names the first bad field of a defaulted Config.
 func (c Config) validate() error {
-	if err := checkLadder("Default", c.Default); err != nil {
+	if err := checkLadder("default", c.Default); err != nil {
 		return err
 	}
 	for class, ladder := range c.Classes {
-		field := fmt.Sprintf("Classes[%q]", class)
+		field := "classes." + classField(class)
 		if err := checkClass(class); err != nil {
-			return invalidf("config: %s: %v", field, err)
+			return invalid(field, "class name %s", err.(*InputError).Reason)
 		}
 		if len(ladder) == 0 {
-			return invalidf("config: %s is an empty ladder (leave the class out to use Default)", field)
+			return invalid(field, "is an empty ladder (leave the class out to use the default ladder)")
 		}
 		if err := checkLadder(field, ladder); err != nil {
 			return err
 		}
 	}
 	if !(c.Jitter >= 0 && c.Jitter < 1) {
-		return invalidf("config: Jitter %v is outside [0, 1)", c.Jitter)
+		return invalid("jitter", "%v is not below 1 (negative turns jitter off)", c.Jitter)
 	}
 	if !(c.RetryShare > 0 && c.RetryShare <= 1) {
-		return invalidf("config: RetryShare %v is outside [0, 1] (zero means the default 0.3)", c.RetryShare)
+		return invalid("retry_share", "%v is outside [0, 1] (zero means the default %v)", c.RetryShare, DefaultRetryShare)
 	}
 	if c.ReactivateWithin < 0 {
-		return invalidf("config: ReactivateWithin %v is negative", c.ReactivateWithin)
+		return invalid("reactivate_within", "%v is negative", c.ReactivateWithin)
 	}
 	if c.ReactivateWithin > maxLadderStep {
-		return invalidf("config: ReactivateWithin %v is more than ten years", c.ReactivateWithin)
+		return invalid("reactivate_within", "%v is more than ten years", c.ReactivateWithin)
 	}
 	if c.ObserveStep < 0 {
-		return invalidf("config: ObserveStep %d is negative", c.ObserveStep)
+		return invalid("observe_step", "%d is negative", c.ObserveStep)
 	}
-	if err := checkPriority("config: ObserveStep", c.ObserveStep); err != nil {
+	if err := checkPriority("observe_step", c.ObserveStep); err != nil {
 		return err
 	}
-	if err := checkPriority("config: ObserveMaxPriority", c.ObserveMaxPriority); err != nil {
+	if err := checkPriority("observe_max_priority", c.ObserveMaxPriority); err != nil {
 		return err
 	}
 	if c.ExpiriesPerFailure < 0 {
-		return invalidf("config: ExpiriesPerFailure %d is negative", c.ExpiriesPerFailure)
+		return invalid("expiries_per_failure", "%d is negative", c.ExpiriesPerFailure)
 	}
 	return nil
 }
 
+// classField spells a class as a path segment: plain names as they are,
+// anything else quoted so that the path stays readable.
+func classField(class string) string {
+	for _, r := range class {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return strconv.Quote(class)
+		}
+	}
+	if class == "" {
+		return `""`
+	}
+	return class
+}
+
 func checkLadder(field string, ladder []time.Duration) error {
 	for i, d := range ladder {
+		f := field + "[" + strconv.Itoa(i) + "]"
 		if d <= 0 {
-			return invalidf("config: %s[%d] is %v; ladder steps must be positive", field, i, d)
+			return invalid(f, "is %v; ladder steps must be positive", d)
 		}
 		if d > maxLadderStep {
-			return invalidf("config: %s[%d] is %v, more than ten years", field, i, d)
+			return invalid(f, "is %v, more than ten years", d)
 		}
 	}
 	return nil

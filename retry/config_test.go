@@ -2,6 +2,7 @@ package retry
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -14,25 +15,30 @@ func TestNewNamesTheBadField(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Default: []time.Duration{time.Minute, 0}}, "Default[1]"},
-		{Config{Default: []time.Duration{-time.Second}}, "Default[0]"},
-		{Config{Default: []time.Duration{11 * 365 * 24 * time.Hour}}, "Default[0]"},
-		{Config{Classes: map[string][]time.Duration{"x": {}}}, `Classes["x"]`},
-		{Config{Classes: map[string][]time.Duration{"x": {time.Second, 0}}}, `Classes["x"][1]`},
-		{Config{Classes: map[string][]time.Duration{"": {time.Second}}}, `Classes[""]`},
-		{Config{Jitter: 1}, "Jitter"},
-		{Config{Jitter: -0.1}, "Jitter"},
-		{Config{RetryShare: 1.5}, "RetryShare"},
-		{Config{RetryShare: -0.5}, "RetryShare"},
-		{Config{ReactivateWithin: -time.Second}, "ReactivateWithin"},
-		{Config{ObserveStep: -1}, "ObserveStep"},
-		{Config{ObserveMaxPriority: MaxPriority + 1}, "ObserveMaxPriority"},
-		{Config{ExpiriesPerFailure: -1}, "ExpiriesPerFailure"},
+		{Config{Default: []time.Duration{time.Minute, 0}}, "default[1]"},
+		{Config{Default: []time.Duration{-time.Second}}, "default[0]"},
+		{Config{Default: []time.Duration{11 * 365 * 24 * time.Hour}}, "default[0]"},
+		{Config{Classes: map[string][]time.Duration{"x": {}}}, `classes.x`},
+		{Config{Classes: map[string][]time.Duration{"x": {time.Second, 0}}}, `classes.x[1]`},
+		{Config{Classes: map[string][]time.Duration{"": {time.Second}}}, `classes.""`},
+		{Config{Jitter: 1}, "jitter"},
+		{Config{Jitter: math.NaN()}, "jitter"},
+		{Config{RetryShare: 1.5}, "retry_share"},
+		{Config{RetryShare: -0.5}, "retry_share"},
+		{Config{ReactivateWithin: -time.Second}, "reactivate_within"},
+		{Config{ObserveStep: -1}, "observe_step"},
+		{Config{ObserveMaxPriority: MaxPriority + 1}, "observe_max_priority"},
+		{Config{ExpiriesPerFailure: -1}, "expiries_per_failure"},
 	}
 	for _, tt := range tests {
 		_, err := New(nopStore{}, tt.cfg)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), "retry: ") {
+		var ie *InputError
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), "retry: ") ||
+			!errors.As(err, &ie) || ie.Field != tt.want {
 			t.Errorf("New(%+v) = %v; want an ErrInvalid naming %s", tt.cfg, err, tt.want)
+		}
+		if verr := tt.cfg.Validate(); verr == nil || verr.Error() != err.Error() {
+			t.Errorf("Validate(%+v) = %v; want what New said, %v", tt.cfg, verr, err)
 		}
 	}
 	if _, err := New(nil, Config{}); err == nil {
@@ -51,8 +57,8 @@ func TestZeroConfigMeansDefaults(t *testing.T) {
 		c.ExpiriesPerFailure != 3 || c.Now == nil || c.Rand == nil {
 		t.Fatalf("defaults: %+v", c)
 	}
-	s, _ = New(nopStore{}, Config{NoJitter: true, Jitter: 0.5})
+	s, _ = New(nopStore{}, Config{Jitter: -0.5})
 	if s.cfg.Jitter != 0 {
-		t.Fatalf("NoJitter left jitter %v", s.cfg.Jitter)
+		t.Fatalf("a negative Jitter left jitter %v", s.cfg.Jitter)
 	}
 }

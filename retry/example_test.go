@@ -27,9 +27,9 @@ func Example() {
 	// A fixed clock and no jitter keep the printed times exact.
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	s, err := retry.New(st, retry.Config{
-		Now:      func() time.Time { return now },
-		NoJitter: true,
-		Classes:  map[string][]time.Duration{"no_peers": {time.Hour, 6 * time.Hour}},
+		Now:     func() time.Time { return now },
+		Jitter:  -1,
+		Classes: map[string][]time.Duration{"no_peers": {time.Hour, 6 * time.Hour}},
 	})
 	if err != nil {
 		panic(err)

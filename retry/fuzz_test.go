@@ -15,12 +15,12 @@ func FuzzDecodeHistory(f *testing.F) {
 	f.Add([]byte(`{"a":1}`))
 	f.Add([]byte(`[[9223372036854775807,"x","y","z"]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := DecodeHistory(b)
+		h, err := decodeHistory(b)
 		if err != nil {
 			return
 		}
 		// Whatever decodes must survive a round trip unchanged.
-		again, err := DecodeHistory(EncodeHistory(h))
+		again, err := decodeHistory(encodeHistory(h))
 		if err != nil {
 			t.Fatalf("re-decode of %q: %v", b, err)
 		}
@@ -41,7 +41,7 @@ func FuzzHistoryRoundTrip(f *testing.F) {
 			return
 		}
 		a := Attempt{At: time.UnixMilli(ms).UTC(), Class: strings.ToValidUTF8(class, "?"), Note: clipNote(note)}
-		h, err := DecodeHistory(EncodeHistory([]Attempt{a}))
+		h, err := decodeHistory(encodeHistory([]Attempt{a}))
 		if err != nil || len(h) != 1 || h[0] != a {
 			t.Fatalf("round trip of %+v: %+v, %v", a, h, err)
 		}
@@ -78,9 +78,12 @@ func FuzzCheckID(f *testing.F) {
 	f.Add("0123456789abcdef0123456789abcdef01234567")
 	f.Add("")
 	f.Add("a\x00b")
+	f.Add("tab\there")
+	f.Add("c1 \u0085")
 	f.Fuzz(func(t *testing.T, id string) {
 		err := checkID(id)
-		ok := id != "" && len(id) <= MaxIDBytes && utf8.ValidString(id) && !strings.Contains(id, "\x00")
+		ok := id != "" && len(id) <= MaxIDBytes && utf8.ValidString(id) && !strings.Contains(id, "\x00") &&
+			!strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f })
 		if (err == nil) != ok {
 			t.Fatalf("checkID(%q) = %v", id, err)
 		}

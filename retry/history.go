@@ -26,10 +26,9 @@ type Attempt struct {
 	Note  string    `json:"note,omitempty"`
 }
 
-// AppendHistory returns h with a appended, keeping only the newest
-// HistoryLen entries. It never modifies h's backing array, because records
-// handed to a store callback may share it.
-func AppendHistory(h []Attempt, a Attempt) []Attempt {
+// appendHistory returns h with a appended, keeping only the newest
+// HistoryLen entries. It never modifies h's backing array.
+func appendHistory(h []Attempt, a Attempt) []Attempt {
 	keep := h
 	if len(keep) >= HistoryLen {
 		keep = keep[len(keep)-HistoryLen+1:]
@@ -38,10 +37,10 @@ func AppendHistory(h []Attempt, a Attempt) []Attempt {
 	return append(append(out, keep...), a)
 }
 
-// EncodeHistory packs a history for storage as a compact JSON array of
+// encodeHistory packs a history for storage as a compact JSON array of
 // [unix milliseconds, class, note] triples (the note is omitted when empty).
 // An empty history encodes as nil, which stores as NULL.
-func EncodeHistory(h []Attempt) []byte {
+func encodeHistory(h []Attempt) []byte {
 	if len(h) == 0 {
 		return nil
 	}
@@ -61,34 +60,34 @@ func EncodeHistory(h []Attempt) []byte {
 	return b
 }
 
-// DecodeHistory is the inverse of EncodeHistory. Empty input is an empty
+// decodeHistory is the inverse of encodeHistory. Empty input is an empty
 // history. Malformed input is an error, never a panic.
-func DecodeHistory(b []byte) ([]Attempt, error) {
+func decodeHistory(b []byte) ([]Attempt, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	var rows []json.RawMessage
 	if err := json.Unmarshal(b, &rows); err != nil {
-		return nil, fmt.Errorf("retry: stored history is not a JSON array: %w", err)
+		return nil, fmt.Errorf("stored history is not a JSON array: %w", err)
 	}
 	out := make([]Attempt, 0, len(rows))
 	for i, raw := range rows {
 		var fields []json.RawMessage
 		if err := json.Unmarshal(raw, &fields); err != nil || len(fields) < 2 || len(fields) > 3 {
-			return nil, fmt.Errorf("retry: stored history entry %d is not [time, class] or [time, class, note]", i)
+			return nil, fmt.Errorf("stored history entry %d is not [time, class] or [time, class, note]", i)
 		}
 		var a Attempt
 		var ms int64
 		if err := json.Unmarshal(fields[0], &ms); err != nil {
-			return nil, fmt.Errorf("retry: stored history entry %d: time: %w", i, err)
+			return nil, fmt.Errorf("stored history entry %d: time: %w", i, err)
 		}
 		a.At = time.UnixMilli(ms).UTC()
 		if err := json.Unmarshal(fields[1], &a.Class); err != nil {
-			return nil, fmt.Errorf("retry: stored history entry %d: class: %w", i, err)
+			return nil, fmt.Errorf("stored history entry %d: class: %w", i, err)
 		}
 		if len(fields) == 3 {
 			if err := json.Unmarshal(fields[2], &a.Note); err != nil {
-				return nil, fmt.Errorf("retry: stored history entry %d: note: %w", i, err)
+				return nil, fmt.Errorf("stored history entry %d: note: %w", i, err)
 			}
 		}
 		out = append(out, a)
@@ -96,17 +95,27 @@ func DecodeHistory(b []byte) ([]Attempt, error) {
 	return out, nil
 }
 
-// checkClass rejects class names that would make poor map keys and labels.
+// checkClass rejects class names that would make poor map keys and
+// labels. Its error's Field is "class".
 func checkClass(class string) error {
 	switch {
 	case class == "":
-		return invalidf("failure class is empty")
+		return invalid("class", "is empty")
 	case len(class) > MaxClassBytes:
-		return invalidf("failure class %.32q... is %d bytes, more than %d", class, len(class), MaxClassBytes)
-	case !utf8.ValidString(class):
-		return invalidf("failure class %q is not valid UTF-8", class)
-	case strings.ContainsFunc(class, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return invalidf("failure class %q contains a control character", class)
+		return invalid("class", "%.32q... is %d bytes, more than %d", class, len(class), MaxClassBytes)
+	}
+	if err := checkText(class); err != nil {
+		return invalid("class", "%q %v", class, err)
+	}
+	return nil
+}
+
+// checkNote rejects notes with bytes that would be replaced or corrupt a
+// log; a long note is cut by clipNote instead, since its length is not the
+// caller's choice. Its error's Field is "note".
+func checkNote(note string) error {
+	if err := checkText(note); err != nil {
+		return invalid("note", "%v", err)
 	}
 	return nil
 }

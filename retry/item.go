@@ -3,9 +3,7 @@ package retry
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Limits on what an item may hold.
@@ -67,13 +65,13 @@ func (s *State) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return invalidf("unknown state %q (want pending, scheduled, leased or done)", b)
+	return invalid("state", "unknown state %q (want pending, scheduled, leased or done)", b)
 }
 
 // NewItem is a piece of work handed to Add.
 type NewItem struct {
 	// ID names the work, e.g. a 40-hex infohash: 1 to MaxIDBytes bytes of
-	// UTF-8 without NUL.
+	// UTF-8 without NUL or control characters.
 	ID string `json:"id"`
 	// Priority orders claims: higher first. Zero is the normal priority;
 	// negative values are allowed.
@@ -125,32 +123,31 @@ type Item struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
-// checkID rejects ids the stores cannot hold faithfully (PostgreSQL text
-// takes neither NUL nor invalid UTF-8).
+// checkID rejects ids the stores cannot hold faithfully or that would
+// corrupt logs and status pages. Its error's Field is "id".
 func checkID(id string) error {
 	switch {
 	case id == "":
-		return invalidf("id is empty")
+		return invalid("id", "is empty")
 	case len(id) > MaxIDBytes:
-		return invalidf("id %.32q... is %d bytes, more than %d", id, len(id), MaxIDBytes)
-	case !utf8.ValidString(id):
-		return invalidf("id %q is not valid UTF-8", id)
-	case strings.IndexByte(id, 0) >= 0:
-		return invalidf("id %q contains a NUL byte", id)
+		return invalid("id", "%.32q... is %d bytes, more than %d", id, len(id), MaxIDBytes)
+	}
+	if err := checkText(id); err != nil {
+		return invalid("id", "%q %v", id, err)
 	}
 	return nil
 }
 
 func checkPriority(field string, p int) error {
 	if p > MaxPriority || p < -MaxPriority {
-		return invalidf("%s %d is outside ±%d", field, p, MaxPriority)
+		return invalid(field, "%d is outside ±%d", p, MaxPriority)
 	}
 	return nil
 }
 
-func checkPayload(id string, p []byte) error {
+func checkPayload(p []byte) error {
 	if len(p) > MaxPayloadBytes {
-		return invalidf("item %q: payload is %d bytes, more than %d", id, len(p), MaxPayloadBytes)
+		return invalid("payload", "is %d bytes, more than %d", len(p), MaxPayloadBytes)
 	}
 	return nil
 }
@@ -179,4 +176,60 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		plain
 		Lag float64 `json:"oldest_due_lag_seconds"`
 	}{plain(s), s.OldestDueLag.Seconds()})
+}
+
+// itemFrom builds the caller's view of a stored record: the time column
+// means the next attempt or the lease's end depending on the state, and a
+// worker name belongs to a live lease only.
+func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
+	it := Item{
+		ID:           r.ID,
+		Priority:     r.Priority,
+		Payload:      payload,
+		State:        r.State,
+		Attempts:     r.Attempts,
+		Failures:     r.Failures,
+		Expiries:     r.Expiries,
+		LastClass:    r.LastClass,
+		Observations: r.Observations,
+		LastSeen:     r.LastSeen,
+		CreatedAt:    r.CreatedAt,
+		UpdatedAt:    r.UpdatedAt,
+	}
+	switch r.State {
+	case Pending, Scheduled:
+		it.NextAt = r.NextAt
+	case Leased:
+		it.LeaseUntil = r.NextAt
+		it.Worker = r.Worker
+	}
+	h, err := decodeHistory(r.History)
+	if err != nil {
+		return Item{}, fmt.Errorf("retry: item %q: %w", r.ID, err)
+	}
+	it.History = h
+	return it, nil
+}
+
+// statsFrom sums a store's counters into Stats: every state present, the
+// classes of scheduled items, and the lag of the oldest due item at now.
+func statsFrom(res StoreStatsResult, now time.Time) Stats {
+	st := Stats{ByState: make(map[string]int, len(States)), ByClass: map[string]int{}, DueNow: res.DueNow}
+	for _, state := range States {
+		st.ByState[state.String()] = 0
+	}
+	for _, c := range res.Counts {
+		if c.N == 0 {
+			continue
+		}
+		st.Total += c.N
+		st.ByState[c.State.String()] += c.N
+		if c.State == Scheduled && c.Class != "" {
+			st.ByClass[c.Class] += c.N
+		}
+	}
+	if !res.OldestDue.IsZero() {
+		st.OldestDueLag = max(now.Sub(res.OldestDue), 0)
+	}
+	return st
 }

@@ -9,8 +9,8 @@ import (
 
 func TestDelayFollowsLadderAndRepeatsLastStep(t *testing.T) {
 	s, err := New(nopStore{}, Config{
-		NoJitter: true,
-		Classes:  map[string][]time.Duration{"no_peers": {time.Minute, time.Hour}},
+		Jitter:  -1,
+		Classes: map[string][]time.Duration{"no_peers": {time.Minute, time.Hour}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -107,7 +108,7 @@ func (s *Scheduler) Release(ctx context.Context, ref LeaseRef) error {
 // Extend makes the lease run until now+d and returns the new end.
 func (s *Scheduler) Extend(ctx context.Context, ref LeaseRef, d time.Duration) (time.Time, error) {
 	now := s.now()
-	errs, err := s.settle(ctx, []Outcome{{Lease: ref, Op: OpExtend, Extend: d}}, now)
+	errs, err := s.settle(ctx, []Outcome{{Lease: ref, Op: OpExtend, Extend: d}}, now, false)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -118,7 +119,7 @@ func (s *Scheduler) Extend(ctx context.Context, ref LeaseRef, d time.Duration) (
 }
 
 func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
-	errs, err := s.settle(ctx, []Outcome{o}, s.now())
+	errs, err := s.settle(ctx, []Outcome{o}, s.now(), false)
 	if err != nil {
 		return err
 	}
@@ -147,40 +148,51 @@ func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
 //     the scheduler has already counted as a ClassLeaseExpired failure: that
 //     settled the lease, and its holder gets ErrLeaseLost.
 func (s *Scheduler) Settle(ctx context.Context, outcomes []Outcome) ([]error, error) {
-	return s.settle(ctx, outcomes, s.now())
+	return s.settle(ctx, outcomes, s.now(), true)
 }
 
-func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Time) ([]error, error) {
+func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Time, batch bool) ([]error, error) {
 	if len(outcomes) == 0 {
 		return nil, nil
 	}
 	if len(outcomes) > MaxClaim {
-		return nil, invalidf("%d outcomes in one Settle, more than %d", len(outcomes), MaxClaim)
+		return nil, invalid("outcomes", "%d outcomes in one Settle, more than %d", len(outcomes), MaxClaim)
 	}
 	gens := make([]int64, len(outcomes))
 	ids := make([]string, len(outcomes))
 	for i := range outcomes {
 		o := &outcomes[i]
+		// A single operation's fields are named plainly ("class"); a
+		// batch's by their place in it ("outcomes[2].class").
+		field := func(err error) error {
+			if !batch {
+				return err
+			}
+			return inField("outcomes["+strconv.Itoa(i)+"]", err)
+		}
 		if err := checkID(o.Lease.ID); err != nil {
-			return nil, fmt.Errorf("%w (outcome %d)", err, i)
+			return nil, field(err)
 		}
 		gen, err := parseToken(o.Lease.Token)
 		if err != nil {
-			return nil, fmt.Errorf("%w (outcome %d, item %q)", err, i, o.Lease.ID)
+			return nil, field(err)
 		}
 		gens[i], ids[i] = gen, o.Lease.ID
 		switch o.Op {
 		case OpSucceed, OpRelease:
 		case OpFail:
 			if err := checkClass(o.Class); err != nil {
-				return nil, fmt.Errorf("%w (outcome %d, item %q)", err, i, o.Lease.ID)
+				return nil, field(err)
+			}
+			if err := checkNote(o.Note); err != nil {
+				return nil, field(err)
 			}
 		case OpExtend:
 			if o.Extend < time.Microsecond || o.Extend > MaxLease {
-				return nil, invalidf("outcome %d, item %q: extension %v is outside [1µs, %v]", i, o.Lease.ID, o.Extend, MaxLease)
+				return nil, field(invalid("lease_seconds", "extension %v is outside [1µs, %v]", o.Extend, MaxLease))
 			}
 		default:
-			return nil, invalidf("outcome %d, item %q: unknown operation %d (want succeed, fail, release or extend)", i, o.Lease.ID, int(o.Op))
+			return nil, field(invalid("op", "unknown operation %d (want succeed, fail, release or extend)", int(o.Op)))
 		}
 	}
 	errs := make([]error, len(outcomes))
@@ -189,22 +201,26 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		return errs, nil
 	}
 	if len(rest) == len(outcomes) {
-		return s.store.RetryUpdate(ctx, UpdateQuery{
+		res, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
 			Now: now,
 			IDs: ids,
-			Apply: func(i int, r *Record) (bool, error) {
+			Apply: func(i int, r *StoreRecord) (bool, error) {
 				return s.applyOutcome(r, outcomes[i], gens[i], now)
 			},
 		})
+		if err != nil {
+			return nil, err
+		}
+		return res.Errs, nil
 	}
 	restIDs := make([]string, len(rest))
 	for k, i := range rest {
 		restIDs[k] = ids[i]
 	}
-	restErrs, err := s.store.RetryUpdate(ctx, UpdateQuery{
+	restRes, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
 		Now: now,
 		IDs: restIDs,
-		Apply: func(k int, r *Record) (bool, error) {
+		Apply: func(k int, r *StoreRecord) (bool, error) {
 			i := rest[k]
 			return s.applyOutcome(r, outcomes[i], gens[i], now)
 		},
@@ -213,7 +229,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		return nil, err
 	}
 	for k, i := range rest {
-		errs[i] = restErrs[k]
+		errs[i] = restRes.Errs[k]
 	}
 	return errs, nil
 }
@@ -245,11 +261,12 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, ids []s
 		return all
 	}
 	slices.SortFunc(fast, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
-	q := SucceedQuery{Now: now, IDs: make([]string, len(fast)), Gens: make([]int64, len(fast))}
+	q := StoreSucceedParams{Now: now, IDs: make([]string, len(fast)), Gens: make([]int64, len(fast))}
 	for k, i := range fast {
 		q.IDs[k], q.Gens[k] = ids[i], gens[i]
 	}
-	done, err := s.store.RetrySucceed(ctx, q)
+	res, err := s.store.RetrySucceed(ctx, q)
+	done := res.Done
 	if err != nil || len(done) != len(fast) {
 		// The general path will report the error, or get it right.
 		return all
@@ -268,7 +285,7 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, ids []s
 }
 
 // applyOutcome decides one lease operation against the stored record.
-func (s *Scheduler) applyOutcome(r *Record, o Outcome, gen int64, now time.Time) (bool, error) {
+func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, gen int64, now time.Time) (bool, error) {
 	if r.LeaseGen != gen {
 		return false, ErrLeaseLost
 	}
@@ -285,9 +302,13 @@ func (s *Scheduler) applyOutcome(r *Record, o Outcome, gen int64, now time.Time)
 		r.Failures = 0
 	case OpFail:
 		class := o.Class
+		h, err := decodeHistory(r.History)
+		if err != nil {
+			return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
+		}
 		r.Failures++
 		r.LastClass = class
-		r.History = AppendHistory(r.History, Attempt{At: now, Class: class, Note: clipNote(o.Note)})
+		r.History = encodeHistory(appendHistory(h, Attempt{At: now, Class: class, Note: clipNote(o.Note)}))
 		r.State = Scheduled
 		r.NextAt = now.Add(s.delay(class, r.Failures))
 	case OpRelease:
@@ -316,17 +337,21 @@ func (s *Scheduler) applyOutcome(r *Record, o Outcome, gen int64, now time.Time)
 // in a row as a failure of class ClassLeaseExpired. The store reported the
 // item from a claim; by now another node may have handled it, so every
 // condition is checked again.
-func (s *Scheduler) applyExpiry(r *Record, now time.Time) (bool, error) {
+func (s *Scheduler) applyExpiry(r *StoreRecord, now time.Time) (bool, error) {
 	if r.State != Leased || r.NextAt.After(now) || r.Expiries+1 < s.cfg.ExpiriesPerFailure {
 		return false, nil
 	}
+	h, err := decodeHistory(r.History)
+	if err != nil {
+		return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
+	}
 	r.Failures++
 	r.LastClass = ClassLeaseExpired
-	r.History = AppendHistory(r.History, Attempt{
+	r.History = encodeHistory(appendHistory(h, Attempt{
 		At:    now,
 		Class: ClassLeaseExpired,
 		Note:  fmt.Sprintf("lease ran out %d times in a row", r.Expiries+1),
-	})
+	}))
 	r.State = Scheduled
 	r.NextAt = now.Add(s.delay(ClassLeaseExpired, r.Failures))
 	r.Expiries = 0

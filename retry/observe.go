@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -46,23 +47,23 @@ func (s *Scheduler) Observe(ctx context.Context, id string, p ObserveParams) (Ob
 // p.AddIfMissing). An id repeated within one call counts once.
 func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObserveParams) ([]ObserveResult, error) {
 	if len(ids) > MaxAdd {
-		return nil, invalidf("observe: %d ids in one call, more than %d", len(ids), MaxAdd)
+		return nil, invalid("ids", "%d ids in one call, more than %d", len(ids), MaxAdd)
 	}
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := checkID(id); err != nil {
-			return nil, err
+			return nil, invalid("ids["+strconv.Itoa(i)+"]", "%s", err.(*InputError).Reason)
 		}
 	}
 	if p.Boost < 0 {
-		return nil, invalidf("observe: Boost %d is negative", p.Boost)
+		return nil, invalid("boost", "%d is negative", p.Boost)
 	}
-	if err := checkPriority("observe: Boost", p.Boost); err != nil {
+	if err := checkPriority("boost", p.Boost); err != nil {
 		return nil, err
 	}
-	if err := checkPriority("observe: Priority", p.Priority); err != nil {
+	if err := checkPriority("priority", p.Priority); err != nil {
 		return nil, err
 	}
-	if err := checkPayload("(observed)", p.Payload); err != nil {
+	if err := checkPayload(p.Payload); err != nil {
 		return nil, err
 	}
 	if len(ids) == 0 {
@@ -77,7 +78,7 @@ func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObservePara
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	now := s.now()
-	res, err := s.store.RetryObserve(ctx, ObserveQuery{
+	sr, err := s.store.RetryObserve(ctx, StoreObserveParams{
 		Now:          now,
 		IDs:          sorted,
 		Boost:        boost,
@@ -90,6 +91,7 @@ func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObservePara
 	if err != nil {
 		return nil, err
 	}
+	res := sr.Results
 	if len(res) != len(sorted) {
 		return nil, fmt.Errorf("retry: store answered %d of %d observations", len(res), len(sorted))
 	}

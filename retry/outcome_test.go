@@ -10,11 +10,11 @@ import (
 // record: each row is an operation with a token and what must follow.
 func TestApplyOutcome(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, err := New(nopStore{}, Config{NoJitter: true, Now: func() time.Time { return t0 }})
+	s, err := New(nopStore{}, Config{Jitter: -1, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Record{ID: "x", State: Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, Worker: "w"}
+	r := &StoreRecord{ID: "x", State: Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, Worker: "w"}
 	steps := []struct {
 		name    string
 		o       Outcome
@@ -42,15 +42,15 @@ func TestApplyOutcome(t *testing.T) {
 			t.Fatalf("%s: an unchanged outcome modified the record", st.name)
 		}
 	}
-	if r.Failures != 1 || r.Worker != "" || !r.NextAt.Equal(t0.Add(30*time.Minute)) || len(r.History) != 1 || r.SettledGen != 7 {
+	if h, _ := decodeHistory(r.History); r.Failures != 1 || r.Worker != "" || !r.NextAt.Equal(t0.Add(30*time.Minute)) || len(h) != 1 || r.SettledGen != 7 {
 		t.Fatalf("after fail: %+v", r)
 	}
 }
 
 func TestApplyExpiryRechecks(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, _ := New(nopStore{}, Config{NoJitter: true})
-	for _, r := range []Record{
+	s, _ := New(nopStore{}, Config{Jitter: -1})
+	for _, r := range []StoreRecord{
 		{State: Scheduled, NextAt: t0, Expiries: 2},               // someone else handled it
 		{State: Leased, NextAt: t0.Add(time.Second), Expiries: 2}, // extended meanwhile
 		{State: Leased, NextAt: t0, Expiries: 1},                  // not the third expiry
@@ -59,7 +59,7 @@ func TestApplyExpiryRechecks(t *testing.T) {
 			t.Errorf("applyExpiry(%+v) = %v, %v; want no change", r, changed, err)
 		}
 	}
-	r := Record{State: Leased, NextAt: t0, Expiries: 2, LeaseGen: 4}
+	r := StoreRecord{State: Leased, NextAt: t0, Expiries: 2, LeaseGen: 4}
 	if changed, _ := s.applyExpiry(&r, t0); !changed || r.State != Scheduled || r.LastClass != ClassLeaseExpired ||
 		r.SettledGen != 4 || r.SettledOp != opExpire || !r.NextAt.Equal(t0.Add(30*time.Minute)) {
 		t.Fatalf("third expiry: %+v", r)

@@ -51,30 +51,31 @@ func (s *Scheduler) now() time.Time {
 // its state, schedule, payload and history — a failed item is not given a
 // fresh start by being found again (use Observe for that) — but takes the
 // new priority if it is higher. Repeated ids within one call are merged the
-// same way. All items are checked before anything is written.
+// same way. All items are checked before anything is written; a bad one is
+// an *InputError whose Field names it ("items[3].id").
 func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error) {
 	if len(items) == 0 {
 		return AddResult{}, nil
 	}
 	if len(items) > MaxAdd {
-		return AddResult{}, invalidf("%d items in one Add, more than %d", len(items), MaxAdd)
+		return AddResult{}, invalid("items", "%d items in one Add, more than %d", len(items), MaxAdd)
 	}
 	now := s.now()
 	byID := make(map[string]int, len(items))
 	batch := make([]NewItem, 0, len(items))
-	dups := 0
 	for i, it := range items {
+		field := "items[" + strconv.Itoa(i) + "]"
 		if err := checkID(it.ID); err != nil {
-			return AddResult{}, invalidf("item %d: %v", i, strings.TrimPrefix(err.Error(), "retry: "))
+			return AddResult{}, inField(field, err)
 		}
-		if it.Priority > MaxPriority || it.Priority < -MaxPriority {
-			return AddResult{}, checkPriority("item "+quoteID(it.ID)+": priority", it.Priority)
+		if err := checkPriority("priority", it.Priority); err != nil {
+			return AddResult{}, inField(field, err)
 		}
-		if err := checkPayload(it.ID, it.Payload); err != nil {
-			return AddResult{}, err
+		if err := checkPayload(it.Payload); err != nil {
+			return AddResult{}, inField(field, err)
 		}
 		if it.NotBefore.After(now.Add(maxNotBefore)) {
-			return AddResult{}, invalidf("item %s: NotBefore %v is more than 100 years ahead", quoteID(it.ID), it.NotBefore)
+			return AddResult{}, invalid(field+".not_before", "%v is more than 100 years ahead", it.NotBefore)
 		}
 		if it.NotBefore.IsZero() || it.NotBefore.Before(now) {
 			it.NotBefore = now
@@ -82,7 +83,6 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 		it.NotBefore = it.NotBefore.UTC().Truncate(time.Microsecond)
 		if j, ok := byID[it.ID]; ok {
 			batch[j].Priority = max(batch[j].Priority, it.Priority)
-			dups++
 			continue
 		}
 		byID[it.ID] = len(batch)
@@ -91,12 +91,11 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 	// A fixed order makes concurrent batches lock rows in the same order,
 	// so they cannot deadlock on a shared database.
 	slices.SortFunc(batch, func(a, b NewItem) int { return strings.Compare(a.ID, b.ID) })
-	res, err := s.store.RetryAdd(ctx, AddQuery{Now: now, Items: batch})
+	res, err := s.store.RetryAdd(ctx, StoreAddParams{Now: now, Items: batch})
 	if err != nil {
 		return AddResult{}, err
 	}
-	res.Existing += dups
-	return res, nil
+	return AddResult{Added: res.Added, Existing: len(items) - res.Added}, nil
 }
 
 // Get returns the item with the given id, or ErrNotFound.
@@ -104,7 +103,11 @@ func (s *Scheduler) Get(ctx context.Context, id string) (Item, error) {
 	if err := checkID(id); err != nil {
 		return Item{}, err
 	}
-	return s.store.RetryGet(ctx, id)
+	res, err := s.store.RetryGet(ctx, StoreGetParams{ID: id})
+	if err != nil {
+		return Item{}, err
+	}
+	return itemFrom(&res.Record, res.Payload)
 }
 
 // Forget deletes an item, whatever its state: the only way an item is ever
@@ -114,7 +117,7 @@ func (s *Scheduler) Forget(ctx context.Context, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	return s.store.RetryForget(ctx, id)
+	return s.store.RetryForget(ctx, StoreForgetParams{ID: id})
 }
 
 // Stats counts items by state and by failure class, and says how much work
@@ -124,12 +127,10 @@ func (s *Scheduler) Forget(ctx context.Context, id string) error {
 // milliseconds per hundred thousand due items), not to the item count. Call
 // it for monitoring, not per claim.
 func (s *Scheduler) Stats(ctx context.Context) (Stats, error) {
-	return s.store.RetryStats(ctx, s.now())
-}
-
-func quoteID(id string) string {
-	if len(id) > 40 {
-		id = id[:40] + "..."
+	now := s.now()
+	res, err := s.store.RetryStats(ctx, StoreStatsParams{Now: now})
+	if err != nil {
+		return Stats{}, err
 	}
-	return strconv.Quote(id)
+	return statsFrom(res, now), nil
 }

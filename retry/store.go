@@ -9,46 +9,54 @@ import (
 // implement it and pass store/storetest; callers get one from
 // hostguard.Open and never call these methods themselves.
 //
-// The Scheduler owns the rules (ladders, jitter, token checks); a Store owns
-// atomicity: every method is one transaction, and on a shared database two
+// The Scheduler owns every rule (ladders, jitter, token checks, what an
+// item looks like from outside, how counts add up); a Store loads, locks
+// and saves. Every method is one transaction, and on a shared database two
 // nodes calling at once never hand one item to two workers or lose an
-// update. Times passed in are already truncated to microseconds.
+// update. Times passed in are already truncated to microseconds. A Store
+// wraps its driver's errors once, naming itself and the operation; the
+// Scheduler passes them on unchanged.
 type Store interface {
-	// RetryAdd inserts q.Items (validated, distinct, sorted by id). For an
+	// RetryAdd inserts p.Items (validated, distinct, sorted by id). For an
 	// id that exists it only raises the priority to the new one if higher.
-	RetryAdd(ctx context.Context, q AddQuery) (AddResult, error)
-	// RetryClaim makes due items ready (see ClaimQuery) and leases up to
-	// q.N of them.
-	RetryClaim(ctx context.Context, q ClaimQuery) (ClaimResult, error)
-	// RetryUpdate locks the records of q.IDs, lets q.Apply change them, and
-	// writes back the changed ones, all in one transaction. The result has
-	// one entry per id: nil, ErrNotFound, or the error Apply returned.
-	RetryUpdate(ctx context.Context, q UpdateQuery) ([]error, error)
+	RetryAdd(ctx context.Context, p StoreAddParams) (StoreAddResult, error)
+	// RetryClaim makes due items ready (see StoreClaimParams) and leases up
+	// to p.N of them.
+	RetryClaim(ctx context.Context, p StoreClaimParams) (StoreClaimResult, error)
+	// RetryUpdate locks the records of p.IDs, lets p.Apply change them, and
+	// writes back the changed ones, all in one transaction.
+	RetryUpdate(ctx context.Context, p StoreUpdateParams) (StoreUpdateResult, error)
 	// RetrySucceed is the fast path for the commonest lease operation, in
-	// one statement: see SucceedQuery. It reports, per entry, whether it
-	// marked the item done; the Scheduler judges the others (repeats,
-	// stale tokens, missing items) through RetryUpdate.
-	RetrySucceed(ctx context.Context, q SucceedQuery) ([]bool, error)
-	// RetryObserve records a sighting of each of q.IDs (see ObserveQuery)
-	// and returns one result per id, in order. An unknown id gets a result
-	// with Unknown set, unless q.AddIfMissing.
-	RetryObserve(ctx context.Context, q ObserveQuery) ([]ObserveResult, error)
-	// RetryGet returns one item, or ErrNotFound.
-	RetryGet(ctx context.Context, id string) (Item, error)
-	// RetryStats counts items; now decides what is due.
-	RetryStats(ctx context.Context, now time.Time) (Stats, error)
+	// one statement: see StoreSucceedParams. The Scheduler judges the
+	// entries it did not mark done (repeats, stale tokens, missing items)
+	// through RetryUpdate.
+	RetrySucceed(ctx context.Context, p StoreSucceedParams) (StoreSucceedResult, error)
+	// RetryObserve records a sighting of each of p.IDs (see
+	// StoreObserveParams).
+	RetryObserve(ctx context.Context, p StoreObserveParams) (StoreObserveResult, error)
+	// RetryGet loads one item, or returns ErrNotFound.
+	RetryGet(ctx context.Context, p StoreGetParams) (StoreGetResult, error)
+	// RetryStats reads the item counters and the due backlog.
+	RetryStats(ctx context.Context, p StoreStatsParams) (StoreStatsResult, error)
 	// RetryForget deletes one item, or returns ErrNotFound.
-	RetryForget(ctx context.Context, id string) error
+	RetryForget(ctx context.Context, p StoreForgetParams) error
 }
 
-// AddQuery is the input of Store.RetryAdd.
-type AddQuery struct {
+// StoreAddParams is the input of Store.RetryAdd.
+type StoreAddParams struct {
 	Now time.Time
-	// Items have NotBefore set (never zero) and no duplicate ids.
+	// Items have NotBefore set (never zero) and no duplicate ids. A new
+	// item is pending, due at NotBefore (ready if that is not after Now).
 	Items []NewItem
 }
 
-// ClaimQuery is the input of Store.RetryClaim.
+// StoreAddResult is the output of Store.RetryAdd.
+type StoreAddResult struct {
+	// Added counts the items inserted; the others existed.
+	Added int
+}
+
+// StoreClaimParams is the input of Store.RetryClaim.
 //
 // A store keeps a "ready" mark on pending and scheduled items whose time has
 // come, and serves claims from an index over ready items only, so that a
@@ -60,14 +68,15 @@ type AddQuery struct {
 //     and ready, keeping its lease generation (so the late holder may still
 //     settle it until someone claims it again) — unless Expiries+1 reaches
 //     MaxExpiries: then it is left alone and its id is returned in
-//     ClaimResult.Expired for the Scheduler to record as a failure.
+//     StoreClaimResult.Expired for the Scheduler to record as a failure.
 //
 // Then it picks ready items with next_at <= Now, highest priority first and
 // oldest next_at next, taking at most RetryQuota scheduled items while
 // pending ones are available and filling the rest of N with whichever kind
-// remains. Each picked item becomes leased: Attempts+1, a new lease
-// generation from the database-wide counter, next_at = Now+Lease, Worker.
-type ClaimQuery struct {
+// remains (internal/retrystore.Pick). Each picked item becomes leased:
+// Attempts+1, a new lease generation from the database-wide counter,
+// next_at = Now+Lease, Worker.
+type StoreClaimParams struct {
 	Now          time.Time
 	N            int
 	RetryQuota   int
@@ -77,17 +86,18 @@ type ClaimQuery struct {
 	MaxExpiries  int
 }
 
-// ClaimResult is the output of Store.RetryClaim.
-type ClaimResult struct {
-	// Grants are the leased items, in claim order.
-	Grants []Grant
+// StoreClaimResult is the output of Store.RetryClaim.
+type StoreClaimResult struct {
+	// Grants are the leased items, in any order.
+	Grants []StoreGrant
 	// Expired are leased items whose lease ran out for the MaxExpiries-th
 	// time in a row; they are still leased, with next_at in the past.
 	Expired []string
 }
 
-// Grant is one item leased by Store.RetryClaim, as it is after the claim.
-type Grant struct {
+// StoreGrant is one item leased by Store.RetryClaim, as it is after the
+// claim.
+type StoreGrant struct {
 	ID        string
 	Gen       int64
 	Attempt   int
@@ -102,8 +112,8 @@ type Grant struct {
 	Was State
 }
 
-// UpdateQuery is the input of Store.RetryUpdate.
-type UpdateQuery struct {
+// StoreUpdateParams is the input of Store.RetryUpdate.
+type StoreUpdateParams struct {
 	Now time.Time
 	// IDs may repeat; Apply then sees the same record again, with the
 	// earlier changes in it.
@@ -112,26 +122,40 @@ type UpdateQuery struct {
 	// inside the store's transaction, with the item's record locked. It
 	// changes r in place and reports whether it did; a non-nil error is
 	// reported for entry i and must come with no change.
-	Apply func(i int, r *Record) (changed bool, err error)
+	Apply func(i int, r *StoreRecord) (changed bool, err error)
 }
 
-// SucceedQuery is the input of Store.RetrySucceed. IDs are distinct and
-// sorted; Gens[i] is the lease generation presented for IDs[i]. An item is
-// marked done exactly when its LeaseGen equals Gens[i] and its SettledGen
-// does not (its lease is live, or ran out without being claimed again):
-// State Done, NextAt zero (NULL), not ready, Failures 0, Expiries 0, no
-// Worker, SettledGen Gens[i], SettledOp OpSucceed, UpdatedAt Now. This is
-// the transition Scheduler.Settle would make through RetryUpdate.
-type SucceedQuery struct {
+// StoreUpdateResult is the output of Store.RetryUpdate.
+type StoreUpdateResult struct {
+	// Errs has one entry per entry of IDs: nil, ErrNotFound, or the error
+	// Apply returned.
+	Errs []error
+}
+
+// StoreSucceedParams is the input of Store.RetrySucceed. IDs are distinct
+// and sorted; Gens[i] is the lease generation presented for IDs[i]. An
+// item is marked done exactly when its LeaseGen equals Gens[i] and its
+// SettledGen does not (its lease is live, or ran out without being claimed
+// again): State Done, NextAt zero (NULL), not ready, Failures 0, Expiries
+// 0, no Worker, SettledGen Gens[i], SettledOp OpSucceed, UpdatedAt Now.
+// This is the transition Scheduler.Settle would make through RetryUpdate.
+type StoreSucceedParams struct {
 	Now  time.Time
 	IDs  []string
 	Gens []int64
 }
 
-// Record is the part of an item that lease operations read and change.
-// A store loads every field and, when Apply reports a change, writes back
-// every field except ID, setting the ready mark from Ready(now).
-type Record struct {
+// StoreSucceedResult is the output of Store.RetrySucceed.
+type StoreSucceedResult struct {
+	// Done says, per entry of IDs, whether the store marked it done.
+	Done []bool
+}
+
+// StoreRecord is an item as stored. RetryUpdate loads every field and,
+// when Apply reports a change, writes back every field except ID and
+// CreatedAt, setting the ready mark from Ready(now). History is opaque to
+// a store: it keeps the bytes as they are.
+type StoreRecord struct {
 	ID        string
 	Priority  int
 	State     State
@@ -140,30 +164,33 @@ type Record struct {
 	Failures  int
 	Expiries  int
 	LastClass string
-	History   []Attempt
+	History   []byte
 	Worker    string
 	// LeaseGen is the generation of the latest lease granted on the item.
 	LeaseGen int64
 	// SettledGen and SettledOp record the latest lease that was settled and
 	// how, so that a repeated call can be told from a stale one.
-	SettledGen int64
-	SettledOp  Op
-	UpdatedAt  time.Time
+	SettledGen   int64
+	SettledOp    Op
+	Observations int
+	LastSeen     time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Ready reports whether the record belongs in the claim index at now.
-func (r *Record) Ready(now time.Time) bool {
+func (r *StoreRecord) Ready(now time.Time) bool {
 	return (r.State == Pending || r.State == Scheduled) && !r.NextAt.After(now)
 }
 
-// ObserveQuery is the input of Store.RetryObserve; IDs are distinct and
-// sorted. For each id that exists, for a pending or
-// scheduled item the store sets priority = max(priority,
-// min(priority+Boost, MaxPriority)) and next_at = min(next_at, PullTo); for
-// every item it adds one to Observations and sets LastSeen = Now. A missing
-// item is inserted (pending, due Now, with Priority and Payload) when
+// StoreObserveParams is the input of Store.RetryObserve; IDs are distinct
+// and sorted. For each id that exists, for a pending or scheduled item the
+// store sets priority = max(priority, min(priority+Boost, MaxPriority)) and
+// next_at = min(next_at, PullTo); for every item it adds one to
+// Observations and sets LastSeen = Now. A missing item is inserted
+// (pending, due Now, with Priority and Payload, one observation) when
 // AddIfMissing is set.
-type ObserveQuery struct {
+type StoreObserveParams struct {
 	Now          time.Time
 	IDs          []string
 	Boost        int
@@ -172,6 +199,57 @@ type ObserveQuery struct {
 	AddIfMissing bool
 	Priority     int
 	Payload      []byte
+}
+
+// StoreObserveResult is the output of Store.RetryObserve.
+type StoreObserveResult struct {
+	// Results has one entry per id, in order: the item's state, priority
+	// and next_at after the sighting, Added if it was inserted, Unknown if
+	// it is missing and was not.
+	Results []ObserveResult
+}
+
+// StoreGetParams is the input of Store.RetryGet.
+type StoreGetParams struct {
+	ID string
+}
+
+// StoreGetResult is the output of Store.RetryGet.
+type StoreGetResult struct {
+	Record  StoreRecord
+	Payload []byte
+}
+
+// StoreStatsParams is the input of Store.RetryStats.
+type StoreStatsParams struct {
+	// Now decides what is due.
+	Now time.Time
+}
+
+// StoreStatsResult is the output of Store.RetryStats, read from one
+// snapshot.
+type StoreStatsResult struct {
+	// Counts are the store's item counters by state and last class, in any
+	// order; the same pair may appear more than once (shards), and zero
+	// counts may be left out.
+	Counts []StoreCount
+	// DueNow counts ready items due at Now and not-ready items (future
+	// work, leases) whose next_at has come.
+	DueNow int
+	// OldestDue is the earliest next_at among them; zero if none.
+	OldestDue time.Time
+}
+
+// StoreCount is one item counter.
+type StoreCount struct {
+	State State
+	Class string
+	N     int
+}
+
+// StoreForgetParams is the input of Store.RetryForget.
+type StoreForgetParams struct {
+	ID string
 }
 
 // ObserveResult says what Observe did with one id.

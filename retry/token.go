@@ -14,7 +14,7 @@ func formatToken(gen int64) string { return strconv.FormatInt(gen, 10) }
 func parseToken(tok string) (int64, error) {
 	gen, err := strconv.ParseInt(tok, 10, 64)
 	if err != nil || gen <= 0 || formatToken(gen) != tok {
-		return 0, invalidf("lease token %.40q is malformed (want the token Claim returned)", tok)
+		return 0, invalid("lease", "token %.40q is malformed (want the token Claim returned)", tok)
 	}
 	return gen, nil
 }

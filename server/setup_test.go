@@ -65,7 +65,7 @@ func serveOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, opts ...f
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tracker := health.New(st, health.Config{Now: clock.Now, Logger: log})
-	sched, err := retry.New(st, retry.Config{Now: clock.Now, NoJitter: true})
+	sched, err := retry.New(st, retry.Config{Now: clock.Now, Jitter: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 var _ retry.Store = (*Store)(nil)
 
 // RetryAdd implements retry.Store in one statement.
-func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult, error) {
+func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
 	n := len(q.Items)
 	ids := make([]string, n)
 	prios := make([]int32, n)
@@ -36,49 +36,50 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult
 			WHERE t.priority < excluded.priority
 		RETURNING xmax = 0`, q.Now, ids, prios, ats, payloads)
 	if err != nil {
-		return retry.AddResult{}, fmt.Errorf("postgres: retry add: %w", err)
+		return retry.StoreAddResult{}, fmt.Errorf("postgres: retry add: %w", err)
 	}
 	inserted, err := pgx.CollectRows(rows, pgx.RowTo[bool])
 	if err != nil {
-		return retry.AddResult{}, fmt.Errorf("postgres: retry add: %w", err)
+		return retry.StoreAddResult{}, fmt.Errorf("postgres: retry add: %w", err)
 	}
-	var res retry.AddResult
+	var res retry.StoreAddResult
 	for _, ok := range inserted {
 		if ok {
 			res.Added++
 		}
 	}
-	res.Existing = n - res.Added
 	return res, nil
 }
 
-// retryPromoteSQL makes the oldest items whose time has come ready (see
-// retry.ClaimQuery) and returns the leases that ran out once too often.
-// SKIP LOCKED lets nodes promote side by side without waiting.
+// retryClaimSQL promotes and claims in one statement (see
+// retry.StoreClaimParams), so that a claim's transaction takes its locks on
+// the counter rows (retry_counts, by the statement trigger) once and in key
+// order. Two statements in one transaction, each locking counter rows at its
+// end, deadlocked against other writers sharing a counter shard.
+//
+// due are the oldest not-ready items whose time has come; those of them
+// whose lease ran out once too often (expired) are left for the scheduler,
+// the others (woken) join the ready candidates in their lane: pending ones,
+// and scheduled ones (an item whose lease ran out counts as scheduled).
+// Both lanes are locked with SKIP LOCKED (at most N ready items each), so
+// nodes claim side by side without waiting; then the retry quota decides
+// which candidates are taken: pending ones up to N minus the retries that
+// fit the quota, retries up to the quota or whatever room the pending ones
+// leave. One UPDATE then writes every change: woken items not picked become
+// ready, picked ones leased.
 //
 // Statements here that update rows found by a join also name the keys with
 // id = ANY(...): without it the planner may join a few hundred keys to the
 // table by hashing all of it (a generic plan cannot see how few keys come).
-const retryPromoteSQL = `WITH due AS MATERIALIZED (
-		SELECT id, state, expiries FROM retry_items
+const retryClaimSQL = `WITH due AS MATERIALIZED (
+		SELECT id, state, expiries, priority, next_at FROM retry_items
 		WHERE NOT ready AND next_at IS NOT NULL AND next_at <= $1
-		ORDER BY next_at LIMIT $2
+		ORDER BY next_at LIMIT $6
 		FOR UPDATE SKIP LOCKED),
-	up AS (
-		UPDATE retry_items t SET ready = true,
-			expiries = CASE WHEN t.state = 2 THEN t.expiries + 1 ELSE t.expiries END,
-			worker = CASE WHEN t.state = 2 THEN NULL ELSE t.worker END,
-			state = CASE WHEN t.state = 2 THEN 1 ELSE t.state END,
-			updated_at = $1
-		WHERE t.id = ANY (ARRAY(SELECT id FROM due WHERE NOT (state = 2 AND expiries + 1 >= $3))))
-	SELECT id FROM due WHERE state = 2 AND expiries + 1 >= $3`
-
-// retryClaimSQL leases the best ready items in one statement. Both kinds of
-// candidates are locked with SKIP LOCKED (at most N each), then the retry
-// quota decides which of them are taken: pending ones up to N minus the
-// retries that fit the quota, retries up to the quota or whatever room the
-// pending ones leave.
-const retryClaimSQL = `WITH r AS MATERIALIZED (
+	woken AS (
+		SELECT id, CASE WHEN state = 2 THEN 1 ELSE state END AS lane, state = 2 AS lapsed, priority, next_at
+		FROM due WHERE NOT (state = 2 AND expiries + 1 >= $7)),
+	r AS MATERIALIZED (
 		SELECT id, priority, next_at FROM retry_items
 		WHERE ready AND state = 1 AND next_at <= $1
 		ORDER BY priority DESC, next_at LIMIT $2
@@ -88,99 +89,107 @@ const retryClaimSQL = `WITH r AS MATERIALIZED (
 		WHERE ready AND state = 0 AND next_at <= $1
 		ORDER BY priority DESC, next_at LIMIT $2
 		FOR UPDATE SKIP LOCKED),
+	rc AS (SELECT id, priority, next_at FROM r UNION ALL SELECT id, priority, next_at FROM woken WHERE lane = 1),
+	pc AS (SELECT id, priority, next_at FROM p UNION ALL SELECT id, priority, next_at FROM woken WHERE lane = 0),
 	pick AS (
 		SELECT id, next_at, 0 AS was FROM (
-			SELECT id, next_at, row_number() OVER (ORDER BY priority DESC, next_at) AS k FROM p) x
-		WHERE k <= $2 - LEAST((SELECT count(*) FROM r), $3)
+			SELECT id, next_at, row_number() OVER (ORDER BY priority DESC, next_at) AS k FROM pc) x
+		WHERE k <= $2 - LEAST((SELECT count(*) FROM rc), $3)
 		UNION ALL
 		SELECT id, next_at, 1 FROM (
-			SELECT id, next_at, row_number() OVER (ORDER BY priority DESC, next_at) AS k FROM r) y
-		WHERE k <= GREATEST($3, $2 - (SELECT count(*) FROM p)))
-	UPDATE retry_items t SET state = 2, ready = false, next_at = $4, attempts = t.attempts + 1,
-		lease_gen = nextval('retry_lease_gen'), worker = $5, updated_at = $1
-	FROM pick WHERE t.id = pick.id AND t.id = ANY (ARRAY(SELECT id FROM pick))
-	RETURNING t.id, t.lease_gen, t.attempts, t.fails, t.priority, coalesce(t.last_class, ''), t.payload,
-		pick.next_at, pick.was`
+			SELECT id, next_at, row_number() OVER (ORDER BY priority DESC, next_at) AS k FROM rc) y
+		WHERE k <= GREATEST($3, $2 - (SELECT count(*) FROM pc))),
+	changes AS (
+		SELECT coalesce(k.id, w.id) AS id, k.id IS NOT NULL AS leased, coalesce(w.lapsed, false) AS lapsed,
+			k.next_at AS due_at, k.was
+		FROM pick k FULL JOIN woken w ON w.id = k.id),
+	up AS (
+		UPDATE retry_items t SET
+			state = CASE WHEN c.leased THEN 2 WHEN c.lapsed THEN 1 ELSE t.state END,
+			ready = NOT c.leased,
+			next_at = CASE WHEN c.leased THEN $4 ELSE t.next_at END,
+			attempts = CASE WHEN c.leased THEN t.attempts + 1 ELSE t.attempts END,
+			expiries = CASE WHEN c.lapsed THEN t.expiries + 1 ELSE t.expiries END,
+			lease_gen = CASE WHEN c.leased THEN nextval('retry_lease_gen') ELSE t.lease_gen END,
+			worker = CASE WHEN c.leased THEN $5 WHEN c.lapsed THEN NULL ELSE t.worker END,
+			updated_at = $1
+		FROM changes c WHERE t.id = c.id AND t.id = ANY (ARRAY(SELECT id FROM changes))
+		RETURNING t.id, c.leased, t.lease_gen, t.attempts, t.fails, t.priority, coalesce(t.last_class, '') AS last_class,
+			t.payload, c.due_at, c.was)
+	SELECT id, lease_gen, attempts, fails, priority, last_class, payload, due_at, was FROM up WHERE leased
+	UNION ALL
+	SELECT id, 0, 0, 0, 0, '', NULL, NULL, -1 FROM due WHERE state = 2 AND expiries + 1 >= $7`
 
-// RetryClaim implements retry.Store: promotion and claim travel in one
-// round trip and run in one implicit transaction.
-func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.ClaimResult, error) {
+// RetryClaim implements retry.Store in one statement.
+func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
 	until := q.Now.Add(q.Lease)
 	var worker *string
 	if q.Worker != "" {
 		worker = &q.Worker
 	}
-	b := &pgx.Batch{}
-	b.Queue(retryPromoteSQL, q.Now, int64(q.PromoteLimit), int64(q.MaxExpiries))
-	b.Queue(retryClaimSQL, q.Now, int64(q.N), int64(q.RetryQuota), until, worker)
-	br := s.pool.SendBatch(ctx, b)
-	var res retry.ClaimResult
-	err := func() error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		if res.Expired, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return err
-		}
-		rows, err = br.Query()
-		if err != nil {
-			return err
-		}
-		res.Grants, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (retry.Grant, error) {
-			g := retry.Grant{Until: until}
-			var was int32
-			err := row.Scan(&g.ID, &g.Gen, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &g.DueAt, &was)
-			g.Was = retry.State(was)
-			g.DueAt = g.DueAt.UTC()
-			return g, err
-		})
-		return err
-	}()
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	rows, err := s.pool.Query(ctx, retryClaimSQL, q.Now, int64(q.N), int64(q.RetryQuota), until, worker,
+		int64(q.PromoteLimit), int64(q.MaxExpiries))
 	if err != nil {
-		return retry.ClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
 	}
-	slices.SortStableFunc(res.Grants, func(a, b retry.Grant) int {
-		if a.Priority != b.Priority {
-			return b.Priority - a.Priority
+	var res retry.StoreClaimResult
+	var g retry.StoreGrant
+	var dueAt *time.Time
+	var was int32
+	_, err = pgx.ForEachRow(rows, []any{&g.ID, &g.Gen, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &dueAt, &was}, func() error {
+		if was < 0 {
+			res.Expired = append(res.Expired, g.ID)
+			return nil
 		}
-		return a.DueAt.Compare(b.DueAt)
+		g.Until, g.Was = until, retry.State(was)
+		if dueAt != nil {
+			g.DueAt = dueAt.UTC()
+		}
+		res.Grants = append(res.Grants, g)
+		g = retry.StoreGrant{}
+		return nil
 	})
+	if err != nil {
+		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+	}
 	return res, nil
 }
 
 const retryRecordColumns = `id, priority, state, next_at, attempts, fails, expiries,
-	coalesce(last_class, ''), coalesce(history, ''), coalesce(worker, ''),
-	lease_gen, settled_gen, settled_op, updated_at`
+	coalesce(last_class, ''), history, coalesce(worker, ''),
+	lease_gen, settled_gen, settled_op, observations, last_seen, created_at, updated_at`
 
-func scanRetryRecord(row pgx.CollectableRow) (*retry.Record, error) {
-	r := &retry.Record{}
+func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
+	r := &retry.StoreRecord{}
 	var state, expiries, op int16
-	var nextAt *time.Time
-	var history string
-	if err := row.Scan(&r.ID, &r.Priority, &state, &nextAt, &r.Attempts, &r.Failures, &expiries,
-		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.SettledGen, &op, &r.UpdatedAt); err != nil {
+	var nextAt, lastSeen *time.Time
+	var history *string
+	if err := row.Scan(append([]any{&r.ID, &r.Priority, &state, &nextAt, &r.Attempts, &r.Failures, &expiries,
+		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.SettledGen, &op,
+		&r.Observations, &lastSeen, &r.CreatedAt, &r.UpdatedAt}, extra...)...); err != nil {
 		return nil, err
 	}
 	r.State, r.Expiries, r.SettledOp = retry.State(state), int(expiries), retry.Op(op)
 	if nextAt != nil {
 		r.NextAt = nextAt.UTC()
 	}
-	r.UpdatedAt = r.UpdatedAt.UTC()
-	h, err := retry.DecodeHistory([]byte(history))
-	if err != nil {
-		return nil, fmt.Errorf("item %q: %w", r.ID, err)
+	if lastSeen != nil {
+		r.LastSeen = lastSeen.UTC()
 	}
-	r.History = h
+	if history != nil {
+		r.History = []byte(*history)
+	}
+	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return r, nil
+}
+
+func collectRetryRecord(row pgx.CollectableRow) (*retry.StoreRecord, error) {
+	return scanRetryRecord(row)
 }
 
 // RetryUpdate implements retry.Store. Rows are locked in id order, the
 // same order every batch writer uses, so concurrent batches cannot deadlock.
-func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, error) {
+func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (retry.StoreUpdateResult, error) {
 	distinct := slices.Clone(q.IDs)
 	slices.Sort(distinct)
 	distinct = slices.Compact(distinct)
@@ -192,11 +201,11 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 		if err != nil {
 			return err
 		}
-		recs, err := pgx.CollectRows(rows, scanRetryRecord)
+		recs, err := pgx.CollectRows(rows, collectRetryRecord)
 		if err != nil {
 			return err
 		}
-		byID := make(map[string]*retry.Record, len(recs))
+		byID := make(map[string]*retry.StoreRecord, len(recs))
 		for _, r := range recs {
 			byID[r.ID] = r
 		}
@@ -219,72 +228,71 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 		}
 		var (
 			ids, classes, histories, workers []*string
-			prios, attempts, fails           []int32
+			prios, attempts, fails, seen     []int32
 			states, expiries, ops            []int16
 			readies                          []bool
-			nexts, updated                   []*time.Time
+			nexts, lastSeen, updated         []*time.Time
 			gens, settled                    []int64
 		)
 		for _, r := range recs {
 			if !dirty[r.ID] {
 				continue
 			}
-			var next *time.Time
-			if !r.NextAt.IsZero() {
-				next = &r.NextAt
-			}
 			upd := r.UpdatedAt
 			ids = append(ids, &r.ID)
 			prios = append(prios, int32(r.Priority))
 			states = append(states, int16(r.State))
 			readies = append(readies, r.Ready(q.Now))
-			nexts = append(nexts, next)
+			nexts = append(nexts, retryTime(r.NextAt))
 			attempts = append(attempts, int32(r.Attempts))
 			fails = append(fails, int32(r.Failures))
 			expiries = append(expiries, int16(r.Expiries))
 			classes = append(classes, retryText(r.LastClass))
-			histories = append(histories, retryText(string(retry.EncodeHistory(r.History))))
+			histories = append(histories, retryText(string(r.History)))
 			workers = append(workers, retryText(r.Worker))
 			gens = append(gens, r.LeaseGen)
 			settled = append(settled, r.SettledGen)
 			ops = append(ops, int16(r.SettledOp))
+			seen = append(seen, int32(r.Observations))
+			lastSeen = append(lastSeen, retryTime(r.LastSeen))
 			updated = append(updated, &upd)
 		}
 		_, err = tx.Exec(ctx, `UPDATE retry_items t SET priority = u.priority, state = u.state, ready = u.ready,
 				next_at = u.next_at, attempts = u.attempts, fails = u.fails, expiries = u.expiries,
 				last_class = u.last_class, history = u.history, worker = u.worker, lease_gen = u.lease_gen,
-				settled_gen = u.settled_gen, settled_op = u.settled_op, updated_at = u.updated_at
+				settled_gen = u.settled_gen, settled_op = u.settled_op, observations = u.observations,
+				last_seen = u.last_seen, updated_at = u.updated_at
 			FROM unnest($1::text[], $2::int[], $3::smallint[], $4::boolean[], $5::timestamptz[], $6::int[],
 				$7::int[], $8::smallint[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
-				$14::smallint[], $15::timestamptz[])
+				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[])
 				AS u(id, priority, state, ready, next_at, attempts, fails, expiries, last_class, history, worker,
-				lease_gen, settled_gen, settled_op, updated_at)
+				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at)
 			WHERE t.id = u.id AND t.id = ANY ($1)`,
 			ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
-			gens, settled, ops, updated)
+			gens, settled, ops, seen, lastSeen, updated)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: retry update: %w", err)
+		return retry.StoreUpdateResult{}, fmt.Errorf("postgres: retry update: %w", err)
 	}
-	return errs, nil
+	return retry.StoreUpdateResult{Errs: errs}, nil
 }
 
 // RetrySucceed implements retry.Store in one statement. The ids arrive
 // sorted, and a nested loop over them locks rows in that order, the order
 // every other batch writer uses.
-func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool, error) {
+func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
 	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
 			expiries = 0, worker = NULL, settled_gen = u.gen, settled_op = 1, updated_at = $1
 		FROM unnest($2::text[], $3::bigint[]) AS u(id, gen)
 		WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_gen = u.gen AND t.settled_gen <> u.gen
 		RETURNING t.id`, q.Now, q.IDs, q.Gens)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: retry succeed: %w", err)
+		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("postgres: retry succeed: %w", err)
+		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
 	at := make(map[string]int, len(q.IDs))
 	for i, id := range q.IDs {
@@ -294,7 +302,7 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool,
 	for _, id := range ids {
 		done[at[id]] = true
 	}
-	return done, nil
+	return retry.StoreSucceedResult{Done: done}, nil
 }
 
 func retryText(s string) *string {
@@ -304,6 +312,14 @@ func retryText(s string) *string {
 	return &s
 }
 
+// retryTime stores a zero time as NULL.
+func retryTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
 const retryObserveSet = `observations = t.observations + 1, last_seen = $1, updated_at = $1,
 	priority = CASE WHEN t.state IN (0, 1) THEN GREATEST(t.priority, LEAST(t.priority + $2, $3)) ELSE t.priority END,
 	next_at = CASE WHEN t.state IN (0, 1) THEN LEAST(t.next_at, $4) ELSE t.next_at END`
@@ -311,7 +327,7 @@ const retryObserveSet = `observations = t.observations + 1, last_seen = $1, upda
 // RetryObserve implements retry.Store: one statement for the known ids;
 // for unknown ones with AddIfMissing, an upsert, so that two nodes adding
 // the same id at once both succeed.
-func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry.ObserveResult, error) {
+func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (retry.StoreObserveResult, error) {
 	scan := func(row pgx.CollectableRow) (retry.ObserveResult, error) {
 		var r retry.ObserveResult
 		var state int16
@@ -328,11 +344,11 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry
 		RETURNING t.id, false, t.state, t.priority, t.next_at`,
 		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: retry observe: %w", err)
+		return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 	}
 	seen, err := pgx.CollectRows(rows, scan)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: retry observe: %w", err)
+		return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 	}
 	byID := make(map[string]retry.ObserveResult, len(q.IDs))
 	for _, r := range seen {
@@ -356,11 +372,11 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry
 			RETURNING t.id, xmax = 0, t.state, t.priority, t.next_at`,
 			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, missing, int32(q.Priority), payload)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: retry observe: %w", err)
+			return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 		}
 		added, err := pgx.CollectRows(rows, scan)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: retry observe: %w", err)
+			return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 		}
 		for _, r := range added {
 			byID[r.ID] = r
@@ -374,57 +390,28 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry
 		}
 		out[i] = r
 	}
-	return out, nil
+	return retry.StoreObserveResult{Results: out}, nil
 }
 
 // RetryGet implements retry.Store.
-func (s *Store) RetryGet(ctx context.Context, id string) (retry.Item, error) {
-	var it retry.Item
-	var state, expiries int16
-	var next, lastSeen *time.Time
-	var history string
-	err := s.pool.QueryRow(ctx, `SELECT id, priority, payload, state, next_at, coalesce(worker, ''),
-		attempts, fails, expiries, coalesce(last_class, ''), coalesce(history, ''), observations, last_seen,
-		created_at, updated_at FROM retry_items WHERE id = $1`, id).Scan(
-		&it.ID, &it.Priority, &it.Payload, &state, &next, &it.Worker,
-		&it.Attempts, &it.Failures, &expiries, &it.LastClass, &history, &it.Observations, &lastSeen,
-		&it.CreatedAt, &it.UpdatedAt)
+func (s *Store) RetryGet(ctx context.Context, q retry.StoreGetParams) (retry.StoreGetResult, error) {
+	var payload []byte
+	r, err := scanRetryRecord(s.pool.QueryRow(ctx, `SELECT `+retryRecordColumns+`, payload
+		FROM retry_items WHERE id = $1`, q.ID), &payload)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return retry.Item{}, retry.ErrNotFound
+		return retry.StoreGetResult{}, retry.ErrNotFound
 	}
 	if err != nil {
-		return retry.Item{}, fmt.Errorf("postgres: retry get: %w", err)
+		return retry.StoreGetResult{}, fmt.Errorf("postgres: retry get: %w", err)
 	}
-	it.State, it.Expiries = retry.State(state), int(expiries)
-	if next != nil {
-		switch it.State {
-		case retry.Pending, retry.Scheduled:
-			it.NextAt = next.UTC()
-		case retry.Leased:
-			it.LeaseUntil = next.UTC()
-		}
-	}
-	if it.State != retry.Leased {
-		it.Worker = ""
-	}
-	if lastSeen != nil {
-		it.LastSeen = lastSeen.UTC()
-	}
-	it.CreatedAt, it.UpdatedAt = it.CreatedAt.UTC(), it.UpdatedAt.UTC()
-	if it.History, err = retry.DecodeHistory([]byte(history)); err != nil {
-		return retry.Item{}, fmt.Errorf("postgres: retry get %q: %w", id, err)
-	}
-	return it, nil
+	return retry.StoreGetResult{Record: *r, Payload: payload}, nil
 }
 
 // RetryStats implements retry.Store from one snapshot.
-func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, error) {
-	st := retry.Stats{ByState: map[string]int{}, ByClass: map[string]int{}}
-	for _, state := range retry.States {
-		st.ByState[state.String()] = 0
-	}
-	var oldest *time.Time
+func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry.StoreStatsResult, error) {
+	var res retry.StoreStatsResult
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		res = retry.StoreStatsResult{}
 		// The due counts read a short index range; starting parallel
 		// workers for them (the planner is tempted when dead entries of
 		// settled leases inflate its estimate) costs far more than the scan.
@@ -440,44 +427,37 @@ func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, err
 		var class string
 		var n int
 		_, err = pgx.ForEachRow(rows, []any{&state, &class, &n}, func() error {
-			st.Total += n
-			st.ByState[retry.State(state).String()] += n
-			if retry.State(state) == retry.Scheduled && class != "" {
-				st.ByClass[class] += n
-			}
+			res.Counts = append(res.Counts, retry.StoreCount{State: retry.State(state), Class: class, N: n})
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for _, q := range []string{
+		for _, sql := range []string{
 			`SELECT count(*), min(next_at) FROM retry_items WHERE ready AND state IN (0, 1) AND next_at <= $1`,
 			`SELECT count(*), min(next_at) FROM retry_items WHERE NOT ready AND next_at IS NOT NULL AND next_at <= $1`,
 		} {
 			var n int
 			var min *time.Time
-			if err := tx.QueryRow(ctx, q, now).Scan(&n, &min); err != nil {
+			if err := tx.QueryRow(ctx, sql, q.Now).Scan(&n, &min); err != nil {
 				return err
 			}
-			st.DueNow += n
-			if min != nil && (oldest == nil || min.Before(*oldest)) {
-				oldest = min
+			res.DueNow += n
+			if min != nil && (res.OldestDue.IsZero() || min.Before(res.OldestDue)) {
+				res.OldestDue = min.UTC()
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return retry.Stats{}, fmt.Errorf("postgres: retry stats: %w", err)
+		return retry.StoreStatsResult{}, fmt.Errorf("postgres: retry stats: %w", err)
 	}
-	if oldest != nil {
-		st.OldestDueLag = max(now.Sub(*oldest), 0)
-	}
-	return st, nil
+	return res, nil
 }
 
 // RetryForget implements retry.Store.
-func (s *Store) RetryForget(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM retry_items WHERE id = $1`, id)
+func (s *Store) RetryForget(ctx context.Context, q retry.StoreForgetParams) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM retry_items WHERE id = $1`, q.ID)
 	if err != nil {
 		return fmt.Errorf("postgres: retry forget: %w", err)
 	}

@@ -1,15 +1,14 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/retrystore"
 	"github.com/hostguard/hostguard/retry"
 )
 
@@ -17,15 +16,15 @@ import (
 var _ retry.Store = (*Store)(nil)
 
 // RetryAdd implements retry.Store.
-func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult, error) {
-	var res retry.AddResult
+func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
+	var res retry.StoreAddResult
 	now := micros(q.Now)
 	st, err := s.stmts(ctx, retryInsertSQL, retryRaiseSQL)
 	if err != nil {
-		return retry.AddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
+		return retry.StoreAddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res = retry.AddResult{}
+		res = retry.StoreAddResult{}
 		ins, raise := tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1])
 		for _, it := range q.Items {
 			at := micros(it.NotBefore)
@@ -39,7 +38,6 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult
 				res.Added++
 				continue
 			}
-			res.Existing++
 			if _, err := raise.ExecContext(ctx, it.Priority, now, it.ID, it.Priority); err != nil {
 				return err
 			}
@@ -47,7 +45,7 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.AddQuery) (retry.AddResult
 		return nil
 	})
 	if err != nil {
-		return retry.AddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
+		return retry.StoreAddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
 	}
 	return res, nil
 }
@@ -90,15 +88,15 @@ type retryCandidate struct {
 }
 
 // RetryClaim implements retry.Store in one write transaction.
-func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.ClaimResult, error) {
-	var res retry.ClaimResult
+func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+	var res retry.StoreClaimResult
 	now := micros(q.Now)
 	st, err := s.stmts(ctx, retryDueSQL, retryPromoteSQL, retryCandidatesSQL, retrySeqSQL, retryLeaseSQL)
 	if err != nil {
-		return retry.ClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
+		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res = retry.ClaimResult{}
+		res = retry.StoreClaimResult{}
 		expired, err := retryPromote(ctx, tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1]), now, q.PromoteLimit, q.MaxExpiries)
 		if err != nil {
 			return err
@@ -123,7 +121,7 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.Claim
 				return err
 			}
 		}
-		picks := retryPick(lanes[retry.Pending], lanes[retry.Scheduled], q.N, q.RetryQuota)
+		picks := retrystore.Pick(lanes[retry.Pending], lanes[retry.Scheduled], q.N, q.RetryQuota)
 		if len(picks) == 0 {
 			return nil
 		}
@@ -143,11 +141,11 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.Claim
 		if err != nil {
 			return err
 		}
-		res.Grants = make([]retry.Grant, len(picks))
+		res.Grants = make([]retry.StoreGrant, len(picks))
 		n := 0
 		for rows.Next() {
 			var rid int64
-			g := retry.Grant{Until: until}
+			g := retry.StoreGrant{Until: until}
 			if err := rows.Scan(&rid, &g.ID, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &g.Gen); err != nil {
 				rows.Close()
 				return err
@@ -166,13 +164,13 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.ClaimQuery) (retry.Claim
 		return nil
 	})
 	if err != nil {
-		return retry.ClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
+		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
 	}
 	return res, nil
 }
 
 // retryPromote marks the oldest items whose time has come as ready (see
-// retry.ClaimQuery) and returns the ids of leases that ran out once too
+// retry.StoreClaimParams) and returns the ids of leases that ran out once too
 // often, which it leaves for the scheduler.
 func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit, maxExpiries int) ([]string, error) {
 	rows, err := due.QueryContext(ctx, now, limit)
@@ -207,48 +205,32 @@ func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit,
 	return expired, err
 }
 
-// retryPick applies the retry quota to the best pending and scheduled
-// candidates (each sorted, at most n) and returns the picks in claim order.
-func retryPick(pending, scheduled []retryCandidate, n, quota int) []retryCandidate {
-	retries := min(len(scheduled), quota)
-	fresh := min(len(pending), n-retries)
-	retries = min(len(scheduled), n-fresh)
-	out := append(append(make([]retryCandidate, 0, fresh+retries), pending[:fresh]...), scheduled[:retries]...)
-	slices.SortStableFunc(out, func(a, b retryCandidate) int {
-		if c := cmp.Compare(b.priority, a.priority); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.nextAt, b.nextAt)
-	})
-	return out
-}
-
 const retryRecordColumns = `rid, id, priority, state, next_at, attempts, fails, expiries,
-	coalesce(last_class, ''), coalesce(history, ''), coalesce(worker, ''),
-	lease_gen, settled_gen, settled_op, updated_at`
+	coalesce(last_class, ''), history, coalesce(worker, ''),
+	lease_gen, settled_gen, settled_op, observations, last_seen, created_at, updated_at`
 
 type retryRow struct {
 	rid   int64
-	rec   retry.Record
+	rec   retry.StoreRecord
 	dirty bool
 }
 
-func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow) error {
-	var nextAt sql.NullInt64
-	var history string
-	var updated int64
+func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow, extra ...any) error {
+	var nextAt, lastSeen sql.NullInt64
+	var history sql.NullString
+	var created, updated int64
 	r := &row.rec
-	if err := sc.Scan(&row.rid, &r.ID, &r.Priority, &r.State, &nextAt, &r.Attempts, &r.Failures, &r.Expiries,
-		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.SettledGen, &r.SettledOp, &updated); err != nil {
+	if err := sc.Scan(append([]any{&row.rid, &r.ID, &r.Priority, &r.State, &nextAt, &r.Attempts, &r.Failures, &r.Expiries,
+		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.SettledGen, &r.SettledOp,
+		&r.Observations, &lastSeen, &created, &updated}, extra...)...); err != nil {
 		return err
 	}
 	r.NextAt = fromMicros(nextAt.Int64)
-	r.UpdatedAt = fromMicros(updated)
-	h, err := retry.DecodeHistory([]byte(history))
-	if err != nil {
-		return fmt.Errorf("item %q: %w", r.ID, err)
+	r.LastSeen = fromMicros(lastSeen.Int64)
+	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
+	if history.Valid {
+		r.History = []byte(history.String)
 	}
-	r.History = h
 	return nil
 }
 
@@ -257,15 +239,16 @@ const (
 		WHERE id IN (SELECT value FROM json_each(?))`
 	retryWriteSQL = `UPDATE retry_items SET priority = ?, state = ?, ready = ?, next_at = ?,
 		attempts = ?, fails = ?, expiries = ?, last_class = ?, history = ?, worker = ?,
-		lease_gen = ?, settled_gen = ?, settled_op = ?, updated_at = ? WHERE rid = ?`
+		lease_gen = ?, settled_gen = ?, settled_op = ?, observations = ?, last_seen = ?, updated_at = ?
+		WHERE rid = ?`
 )
 
 // RetryUpdate implements retry.Store in one write transaction.
-func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, error) {
+func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (retry.StoreUpdateResult, error) {
 	var errs []error
 	st, err := s.stmts(ctx, retryLoadSQL, retryWriteSQL)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry update: %w", err)
+		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
 	}
 	list, _ := json.Marshal(q.IDs)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -307,22 +290,19 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.UpdateQuery) ([]error, 
 				continue
 			}
 			r := &row.rec
-			var nextAt any
-			if !r.NextAt.IsZero() {
-				nextAt = micros(r.NextAt)
-			}
-			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), nextAt,
-				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryHistory(retry.EncodeHistory(r.History)),
-				retryText(r.Worker), r.LeaseGen, r.SettledGen, r.SettledOp, micros(r.UpdatedAt), row.rid); err != nil {
+			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), retryTime(r.NextAt),
+				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryText(string(r.History)),
+				retryText(r.Worker), r.LeaseGen, r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
+				micros(r.UpdatedAt), row.rid); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry update: %w", err)
+		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
 	}
-	return errs, nil
+	return retry.StoreUpdateResult{Errs: errs}, nil
 }
 
 // retrySucceedSQL marks live leases done; the batch is a JSON array of
@@ -334,18 +314,18 @@ const retrySucceedSQL = `UPDATE retry_items SET state = 3, ready = 0, next_at = 
 	RETURNING retry_items.id`
 
 // RetrySucceed implements retry.Store in one statement.
-func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool, error) {
+func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
 	pairs := make([][2]any, len(q.IDs))
 	for i := range q.IDs {
 		pairs[i] = [2]any{q.IDs[i], q.Gens[i]}
 	}
 	list, err := json.Marshal(pairs)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}
 	st, err := s.prepared(ctx, s.w, retrySucceedSQL)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}
 	done := make([]bool, len(q.IDs))
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -369,9 +349,9 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.SucceedQuery) ([]bool,
 		return rows.Close()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}
-	return done, nil
+	return retry.StoreSucceedResult{Done: done}, nil
 }
 
 const (
@@ -386,10 +366,10 @@ const (
 )
 
 // RetryObserve implements retry.Store in one write transaction.
-func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry.ObserveResult, error) {
+func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (retry.StoreObserveResult, error) {
 	st, err := s.stmts(ctx, retryObserveSQL, retryObserveAddSQL)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry observe: %w", err)
+		return retry.StoreObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
 	}
 	now := micros(q.Now)
 	res := make([]retry.ObserveResult, len(q.IDs))
@@ -417,79 +397,58 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.ObserveQuery) ([]retry
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: retry observe: %w", err)
+		return retry.StoreObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
+	}
+	return retry.StoreObserveResult{Results: res}, nil
+}
+
+// RetryGet implements retry.Store.
+func (s *Store) RetryGet(ctx context.Context, q retry.StoreGetParams) (retry.StoreGetResult, error) {
+	var res retry.StoreGetResult
+	var row retryRow
+	err := scanRetryRecord(s.r.QueryRowContext(ctx, `SELECT `+retryRecordColumns+`, payload
+		FROM retry_items WHERE id = ?`, q.ID), &row, &res.Payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return retry.StoreGetResult{}, retry.ErrNotFound
+	}
+	if err != nil {
+		return retry.StoreGetResult{}, fmt.Errorf("sqlite: retry get: %w", err)
+	}
+	res.Record = row.rec
+	return res, nil
+}
+
+// RetryStats implements retry.Store. It reads one snapshot.
+func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry.StoreStatsResult, error) {
+	res, err := s.retryStats(ctx, micros(q.Now))
+	if err != nil {
+		return retry.StoreStatsResult{}, fmt.Errorf("sqlite: retry stats: %w", err)
 	}
 	return res, nil
 }
 
-// RetryGet implements retry.Store.
-func (s *Store) RetryGet(ctx context.Context, id string) (retry.Item, error) {
-	var it retry.Item
-	var nextAt, lastSeen sql.NullInt64
-	var created, updated int64
-	var history string
-	err := s.r.QueryRowContext(ctx, `SELECT id, priority, payload, state, next_at, coalesce(worker, ''),
-		attempts, fails, expiries, coalesce(last_class, ''), coalesce(history, ''), observations, last_seen,
-		created_at, updated_at FROM retry_items WHERE id = ?`, id).Scan(
-		&it.ID, &it.Priority, &it.Payload, &it.State, &nextAt, &it.Worker,
-		&it.Attempts, &it.Failures, &it.Expiries, &it.LastClass, &history, &it.Observations, &lastSeen,
-		&created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return retry.Item{}, retry.ErrNotFound
-	}
-	if err != nil {
-		return retry.Item{}, fmt.Errorf("sqlite: retry get: %w", err)
-	}
-	switch it.State {
-	case retry.Pending, retry.Scheduled:
-		it.NextAt = fromMicros(nextAt.Int64)
-	case retry.Leased:
-		it.LeaseUntil = fromMicros(nextAt.Int64)
-	}
-	if it.State != retry.Leased {
-		it.Worker = ""
-	}
-	it.LastSeen = fromMicros(lastSeen.Int64)
-	it.CreatedAt, it.UpdatedAt = fromMicros(created), fromMicros(updated)
-	if it.History, err = retry.DecodeHistory([]byte(history)); err != nil {
-		return retry.Item{}, fmt.Errorf("sqlite: retry get %q: %w", id, err)
-	}
-	return it, nil
-}
-
-// RetryStats implements retry.Store. It reads one snapshot.
-func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, error) {
-	st := retry.Stats{ByState: map[string]int{}, ByClass: map[string]int{}}
-	for _, state := range retry.States {
-		st.ByState[state.String()] = 0
-	}
+func (s *Store) retryStats(ctx context.Context, now int64) (retry.StoreStatsResult, error) {
+	var res retry.StoreStatsResult
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
+		return res, err
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `SELECT state, class, n FROM retry_counts WHERE n <> 0`)
 	if err != nil {
-		return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
+		return res, err
 	}
 	for rows.Next() {
-		var state retry.State
-		var class string
-		var n int
-		if err := rows.Scan(&state, &class, &n); err != nil {
+		var c retry.StoreCount
+		if err := rows.Scan(&c.State, &c.Class, &c.N); err != nil {
 			rows.Close()
-			return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
+			return res, err
 		}
-		st.Total += n
-		st.ByState[state.String()] += n
-		if state == retry.Scheduled && class != "" {
-			st.ByClass[class] += n
-		}
+		res.Counts = append(res.Counts, c)
 	}
 	if err := rows.Close(); err != nil {
-		return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
+		return res, err
 	}
-	t := micros(now)
 	oldest := int64(0)
 	for _, q := range []string{
 		`SELECT count(*), min(next_at) FROM retry_items WHERE ready = 1 AND state IN (0, 1) AND next_at <= ?`,
@@ -497,25 +456,25 @@ func (s *Store) RetryStats(ctx context.Context, now time.Time) (retry.Stats, err
 	} {
 		var n int
 		var min sql.NullInt64
-		if err := tx.QueryRowContext(ctx, q, t).Scan(&n, &min); err != nil {
-			return retry.Stats{}, fmt.Errorf("sqlite: retry stats: %w", err)
+		if err := tx.QueryRowContext(ctx, q, now).Scan(&n, &min); err != nil {
+			return res, err
 		}
-		st.DueNow += n
+		res.DueNow += n
 		if min.Valid && (oldest == 0 || min.Int64 < oldest) {
 			oldest = min.Int64
 		}
 	}
 	if oldest != 0 {
-		st.OldestDueLag = max(now.Sub(fromMicros(oldest)), 0)
+		res.OldestDue = fromMicros(oldest)
 	}
-	return st, nil
+	return res, nil
 }
 
 // RetryForget implements retry.Store.
-func (s *Store) RetryForget(ctx context.Context, id string) error {
+func (s *Store) RetryForget(ctx context.Context, q retry.StoreForgetParams) error {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `DELETE FROM retry_items WHERE id = ?`, id)
+		r, err := tx.ExecContext(ctx, `DELETE FROM retry_items WHERE id = ?`, q.ID)
 		if err != nil {
 			return err
 		}
@@ -552,9 +511,10 @@ func retryText(s string) any {
 	return s
 }
 
-func retryHistory(b []byte) any {
-	if len(b) == 0 {
+// retryTime stores a zero time as NULL.
+func retryTime(t time.Time) any {
+	if t.IsZero() {
 		return nil
 	}
-	return string(b)
+	return micros(t)
 }

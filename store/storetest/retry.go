@@ -178,8 +178,8 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 	t.Run("fail follows the class ladder and keeps history", func(t *testing.T) {
 		t.Parallel()
 		e := newRetryEnv(t, newHarness, retry.Config{
-			NoJitter: true,
-			Classes:  map[string][]time.Duration{"no_peers": {time.Minute, 5 * time.Minute}},
+			Jitter:  -1,
+			Classes: map[string][]time.Duration{"no_peers": {time.Minute, 5 * time.Minute}},
 		})
 		mustAdd(t, e.s, retry.NewItem{ID: "x"})
 		steps := []struct {
@@ -295,7 +295,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 
 	t.Run("third expiry in a row is a lease_expired failure", func(t *testing.T) {
 		t.Parallel()
-		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
 		mustAdd(t, e.s, retry.NewItem{ID: "poison"})
 		var last retry.Lease
 		for i := range 3 {
@@ -371,8 +371,8 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 	t.Run("retry share caps retries while new items wait", func(t *testing.T) {
 		t.Parallel()
 		e := newRetryEnv(t, newHarness, retry.Config{
-			NoJitter: true,
-			Default:  []time.Duration{time.Second},
+			Jitter:  -1,
+			Default: []time.Duration{time.Second},
 		})
 		mustAdd(t, e.s, ids("old", 20)...)
 		var out []retry.Outcome
@@ -410,7 +410,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 
 	t.Run("observe pulls forward, boosts, and leaves leased and done alone", func(t *testing.T) {
 		t.Parallel()
-		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true, ObserveMaxPriority: 3})
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1, ObserveMaxPriority: 3})
 		mustAdd(t, e.s, retry.NewItem{ID: "dormant"}, retry.NewItem{ID: "busy"}, retry.NewItem{ID: "fin"})
 		ls := mustClaim(t, e.s, 3, lease)
 		byID := map[string]retry.Lease{}
@@ -467,7 +467,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 
 	t.Run("observe many in one call", func(t *testing.T) {
 		t.Parallel()
-		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
 		mustAdd(t, e.s, retry.NewItem{ID: "b"}, retry.NewItem{ID: "a", NotBefore: e.clock.Now().Add(time.Hour)})
 		res, err := e.s.ObserveMany(ctx(t), []string{"a", "zz", "b", "a"}, retry.ObserveParams{Boost: 2})
 		if err != nil {
@@ -498,7 +498,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 
 	t.Run("get, forget, stats", func(t *testing.T) {
 		t.Parallel()
-		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
 		big := bytes.Repeat([]byte{0, 1, 2, 0xff}, retry.MaxPayloadBytes/4)
 		mustAdd(t, e.s, retry.NewItem{ID: "big", Payload: big}, retry.NewItem{ID: "later", NotBefore: e.clock.Now().Add(time.Hour)})
 		mustAdd(t, e.s, ids("n", 4)...)
@@ -545,6 +545,8 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 			{{ID: "ok"}, {ID: "big", Payload: make([]byte, retry.MaxPayloadBytes+1)}},
 			{{ID: "ok"}, {ID: "bad\xffutf8"}},
 			{{ID: "ok"}, {ID: "nul\x00"}},
+			{{ID: "ok"}, {ID: "bell\a"}},
+			{{ID: "ok"}, {ID: "c1\u0085"}},
 			{{ID: "ok", Priority: retry.MaxPriority + 1}},
 			{{ID: "ok", NotBefore: e.clock.Now().Add(200 * 365 * 24 * time.Hour)}},
 		}
@@ -559,12 +561,18 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		mustAdd(t, e.s, retry.NewItem{ID: "x"})
 		l := mustClaim(t, e.s, 1, lease)[0]
 		for name, err := range map[string]error{
-			"claim N=0":     func() error { _, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 0, Lease: lease}); return err }(),
-			"claim lease 0": func() error { _, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1}); return err }(),
-			"fail no class": e.s.Fail(ctx(t), l.Ref(), "", "note"),
-			"bad token":     e.s.Succeed(ctx(t), retry.LeaseRef{ID: "x", Token: "01"}),
-			"extend 0":      func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 0); return err }(),
-			"extend 500ns":  func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 500); return err }(),
+			"claim N=0":                 func() error { _, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 0, Lease: lease}); return err }(),
+			"claim lease 0":             func() error { _, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1}); return err }(),
+			"fail no class":             e.s.Fail(ctx(t), l.Ref(), "", "note"),
+			"fail class with a newline": e.s.Fail(ctx(t), l.Ref(), "time\nout", ""),
+			"fail note with a NUL":      e.s.Fail(ctx(t), l.Ref(), "timeout", "a\x00b"),
+			"claim worker with ESC": func() error {
+				_, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: lease, Worker: "w\x1b"})
+				return err
+			}(),
+			"bad token":    e.s.Succeed(ctx(t), retry.LeaseRef{ID: "x", Token: "01"}),
+			"extend 0":     func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 0); return err }(),
+			"extend 500ns": func() error { _, err := e.s.Extend(ctx(t), l.Ref(), 500); return err }(),
 			"claim lease 1ns": func() error {
 				_, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: 1})
 				return err
@@ -621,7 +629,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 
 	t.Run("state survives reopening", func(t *testing.T) {
 		t.Parallel()
-		e := newRetryEnv(t, newHarness, retry.Config{NoJitter: true})
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
 		mustAdd(t, e.s, retry.NewItem{ID: "x", Priority: 3, Payload: []byte("keep")})
 		l := mustClaim(t, e.s, 1, lease)[0]
 		if err := e.s.Fail(ctx(t), l.Ref(), "no_peers", "gone"); err != nil {
@@ -661,8 +669,8 @@ func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
 		maxOps  = 150
 	)
 	e := newRetryEnv(t, newHarness, retry.Config{
-		NoJitter: true,
-		Default:  []time.Duration{30 * time.Second},
+		Jitter:  -1,
+		Default: []time.Duration{30 * time.Second},
 	})
 	nodes := []*retry.Scheduler{e.s, e.open(t)}
 	mustAdd(t, e.s, ids("c", items)...)

@@ -407,8 +407,11 @@ func (r *report) stats(ctx context.Context, s *retry.Scheduler) error {
 }
 
 func (r *report) disk(ctx context.Context, st hostguard.Store) error {
-	retrySt := st.(retry.Store)
-	stats, err := retrySt.RetryStats(ctx, time.Now())
+	sched, err := retry.New(st.(retry.Store), retry.Config{})
+	if err != nil {
+		return err
+	}
+	stats, err := sched.Stats(ctx)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func daemonWith(t *testing.T, token string, feeds []server.Feed) string {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	sched, err := retry.New(st, retry.Config{NoJitter: true})
+	sched, err := retry.New(st, retry.Config{Jitter: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
