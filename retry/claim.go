@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // ClaimParams says what a worker wants from Claim.
@@ -103,7 +105,7 @@ func checkWorker(w string) error {
 	if len(w) > maxWorkerBytes {
 		return invalid("worker", "is %d bytes, more than %d", len(w), maxWorkerBytes)
 	}
-	if err := checkText(w); err != nil {
+	if err := inputtext.Check(w); err != nil {
 		return invalid("worker", "%s %v", strconv.Quote(w), err)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // HistoryLen is how many failures an item remembers; older ones are dropped.
@@ -104,7 +106,7 @@ func checkClass(class string) error {
 	case len(class) > MaxClassBytes:
 		return invalid("class", "%.32q... is %d bytes, more than %d", class, len(class), MaxClassBytes)
 	}
-	if err := checkText(class); err != nil {
+	if err := inputtext.Check(class); err != nil {
 		return invalid("class", "%q %v", class, err)
 	}
 	return nil
@@ -114,7 +116,7 @@ func checkClass(class string) error {
 // log; a long note is cut by clipNote instead, since its length is not the
 // caller's choice. Its error's Field is "note".
 func checkNote(note string) error {
-	if err := checkText(note); err != nil {
+	if err := inputtext.Check(note); err != nil {
 		return invalid("note", "%v", err)
 	}
 	return nil

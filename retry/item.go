@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // Limits on what an item may hold.
@@ -132,7 +134,7 @@ func checkID(id string) error {
 	case len(id) > MaxIDBytes:
 		return invalid("id", "%.32q... is %d bytes, more than %d", id, len(id), MaxIDBytes)
 	}
-	if err := checkText(id); err != nil {
+	if err := inputtext.Check(id); err != nil {
 		return invalid("id", "%q %v", id, err)
 	}
 	return nil
