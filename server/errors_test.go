@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 func FuzzDecodeJSON(f *testing.F) {
@@ -49,13 +51,7 @@ func TestSweeperExpiresTicketsOnItsOwn(t *testing.T) {
 		t.Fatal(a.status)
 	}
 	f.clock.Advance(time.Minute)
-	deadline := time.Now().Add(5 * time.Second)
-	for f.s.tickets.len() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the sweeper did not release an expired ticket")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.True(t, 5*time.Second, "the sweeper did not release an expired ticket", func() bool { return f.s.tickets.len() == 0 })
 	if ep := f.endpoint(t, "http://held.example"); ep.TicketsOut != 0 {
 		t.Fatalf("the guard still counts the ticket: %+v", ep)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/internal/sqlitetest"
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 const testAPIKey = "k3y-0f-the-acc0unt"
@@ -51,7 +52,7 @@ func (f *fixture) feedNamed(name string) (feedsResponse, feedView, bool) {
 func (f *fixture) waitSynced(name string) feedView {
 	f.t.Helper()
 	var v feedView
-	eventually(f.t, 10*time.Second, "the feed was never synced", func() bool {
+	waitfor.True(f.t, 10*time.Second, "the feed was never synced", func() bool {
 		_, v, _ = f.feedNamed(name)
 		return v.Synced && v.LastSync != nil
 	})
@@ -243,7 +244,7 @@ func TestFailingFeedNeverShowsTheKey(t *testing.T) {
 	})
 	for _, name := range []string{"dead", "refused"} {
 		var v feedView
-		eventually(t, 10*time.Second, name+" never failed", func() bool {
+		waitfor.True(t, 10*time.Second, name+" never failed", func() bool {
 			_, v, _ = f.feedNamed(name)
 			return v.LastError != ""
 		})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/storetest"
@@ -23,7 +24,7 @@ func TestSQLiteAlwaysLeads(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	var v leaderView
-	eventually(t, 5*time.Second, "a single SQLite node never led", func() bool {
+	waitfor.True(t, 5*time.Second, "a single SQLite node never led", func() bool {
 		v = f.leaderView()
 		return v.Leading
 	})
@@ -41,7 +42,7 @@ func TestWithoutElectorTheServerLeads(t *testing.T) {
 	t.Parallel()
 	f := setup(t, func(c *Config) { c.Elector = nil })
 	var v leaderView
-	eventually(t, 5*time.Second, "a server without elector never led", func() bool {
+	waitfor.True(t, 5*time.Second, "a server without elector never led", func() bool {
 		v = f.leaderView()
 		return v.Leading
 	})
@@ -64,7 +65,7 @@ func TestLeaderPrunesOldUsage(t *testing.T) {
 		t.Fatalf("usage of today: %v %v", usage, err)
 	}
 	f.clock.Advance((budget.DefaultKeepDays + 1) * 24 * time.Hour)
-	eventually(t, 10*time.Second, "the old day's usage was never pruned", func() bool {
+	waitfor.True(t, 10*time.Second, "the old day's usage was never pruned", func() bool {
 		usage, err := f.store.BudgetUsage(ctx, day)
 		return err == nil && len(usage) == 0
 	})
@@ -100,7 +101,7 @@ func TestOnlyTheLeaderPolls(t *testing.T) {
 	a, b := node("node-a"), node("node-b")
 
 	var first, second *fixture
-	eventually(t, 10*time.Second, "nobody led", func() bool {
+	waitfor.True(t, 10*time.Second, "nobody led", func() bool {
 		switch {
 		case a.leaderView().Leading:
 			first, second = a, b
@@ -129,7 +130,7 @@ func TestOnlyTheLeaderPolls(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nv leaderView
-	eventually(t, 10*time.Second, "the follower never took over", func() bool {
+	waitfor.True(t, 10*time.Second, "the follower never took over", func() bool {
 		nv = second.leaderView()
 		return nv.Leading
 	})
@@ -138,7 +139,7 @@ func TestOnlyTheLeaderPolls(t *testing.T) {
 	}
 	// The new leader starts from the stored position: its next head poll
 	// is an interval after the last one, not now.
-	eventually(t, 10*time.Second, "the new leader's loop never scheduled the feed", func() bool {
+	waitfor.True(t, 10*time.Second, "the new leader's loop never scheduled the feed", func() bool {
 		_, v, _ = second.feedNamed("fake")
 		return v.Leading && v.NextHeadPoll != nil
 	})

@@ -152,92 +152,105 @@ func (s *Server) runTunnel(tun *tunnel, st *tunnelTicket, early io.Reader) {
 	spoke := make(chan struct{})
 	finished := make(chan struct{})
 	var wg sync.WaitGroup
-
-	wg.Go(func() { // target -> client
-		buf := make([]byte, 32<<10)
-		first := true
-		for {
-			n, err := tun.up.Read(buf)
-			if n > 0 {
-				if first {
-					first = false
-					st.answered()
-					close(answered)
-				}
-				if _, werr := tun.client.Write(buf[:n]); werr != nil {
-					tun.close()
-					return
-				}
-			}
-			if err != nil {
-				if first && err != io.EOF && !tun.isClosed() {
-					// The target cut the connection before saying
-					// anything; the classifier decides whether that
-					// counts (a reset does not).
-					st.failed(err)
-				}
-				closeWrite(tun.client)
-				if err != io.EOF {
-					tun.close()
-				}
-				return
-			}
-		}
-	})
-	wg.Go(func() { // client -> target
-		buf := make([]byte, 32<<10)
-		first := true
-		src := early // the hijacked reader: it holds any bytes the client sent early
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				if first {
-					first = false
-					close(spoke)
-				}
-				if _, werr := tun.up.Write(buf[:n]); werr != nil {
-					tun.close()
-					return
-				}
-			}
-			if err != nil {
-				closeWrite(tun.up)
-				if err != io.EOF || first {
-					// A client that leaves without a word waits for
-					// nothing; keeping the tunnel would only hold the
-					// ticket (perhaps a half-open endpoint's trial).
-					tun.close()
-				}
-				return
-			}
-		}
-	})
+	wg.Go(func() { tun.fromTarget(st, answered) })
+	wg.Go(func() { tun.fromClient(early, spoke) })
 	watcherDone := make(chan struct{})
-	go func() { // the target's deadline for a first byte
+	go func() {
 		defer close(watcherDone)
-		select {
-		case <-spoke:
-		case <-answered:
-			return
-		case <-finished:
-			return
-		}
-		t := time.NewTimer(s.cfg.HeaderTimeout)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			if st.failed(&connectTimeoutError{after: s.cfg.HeaderTimeout}) {
-				tun.close()
-			}
-		case <-answered:
-		case <-finished:
-		}
+		s.firstByteDeadline(tun, st, spoke, answered, finished)
 	}()
 	// Closing the tunnel unblocks both copiers; the watcher ends with them.
 	wg.Wait()
 	close(finished)
 	<-watcherDone
 	tun.close()
+}
+
+// fromTarget copies target to client; its first byte is the target's
+// answer, and closes answered.
+func (tun *tunnel) fromTarget(st *tunnelTicket, answered chan<- struct{}) {
+	buf := make([]byte, 32<<10)
+	first := true
+	for {
+		n, err := tun.up.Read(buf)
+		if n > 0 {
+			if first {
+				first = false
+				st.answered()
+				close(answered)
+			}
+			if _, werr := tun.client.Write(buf[:n]); werr != nil {
+				tun.close()
+				return
+			}
+		}
+		if err != nil {
+			if first && err != io.EOF && !tun.isClosed() {
+				// The target cut the connection before saying
+				// anything; the classifier decides whether that
+				// counts (a reset does not).
+				st.failed(err)
+			}
+			closeWrite(tun.client)
+			if err != io.EOF {
+				tun.close()
+			}
+			return
+		}
+	}
+}
+
+// fromClient copies client to target, starting with early, the hijacked
+// reader that holds any bytes the client sent before the tunnel opened;
+// the client's first byte closes spoke.
+func (tun *tunnel) fromClient(early io.Reader, spoke chan<- struct{}) {
+	buf := make([]byte, 32<<10)
+	first := true
+	for {
+		n, err := early.Read(buf)
+		if n > 0 {
+			if first {
+				first = false
+				close(spoke)
+			}
+			if _, werr := tun.up.Write(buf[:n]); werr != nil {
+				tun.close()
+				return
+			}
+		}
+		if err != nil {
+			closeWrite(tun.up)
+			if err != io.EOF || first {
+				// A client that leaves without a word waits for
+				// nothing; keeping the tunnel would only hold the
+				// ticket (perhaps a half-open endpoint's trial).
+				tun.close()
+			}
+			return
+		}
+	}
+}
+
+// firstByteDeadline gives the target HeaderTimeout from the client's first
+// byte to send its own, and fails the ticket and the tunnel if it does not.
+func (s *Server) firstByteDeadline(tun *tunnel, st *tunnelTicket, spoke, answered, finished <-chan struct{}) {
+	select {
+	case <-spoke:
+	case <-answered:
+		return
+	case <-finished:
+		return
+	}
+	t := time.NewTimer(s.cfg.HeaderTimeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		if st.failed(&connectTimeoutError{after: s.cfg.HeaderTimeout}) {
+			tun.close()
+		}
+	case <-answered:
+	case <-finished:
+	}
 }
 
 func closeWrite(c net.Conn) {

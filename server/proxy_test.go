@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 // proxyClient is a client that sends everything through the fixture's
@@ -135,19 +136,24 @@ func (f *fixture) endpoint(t *testing.T, rawURL string) guard.EndpointStatus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The tunnel's handler may still be finishing when the client is done.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// The tunnel's handler may still be finishing when the client is done:
+	// wait for its ticket to come back, then return the record either way
+	// for the caller to judge.
+	var rec guard.EndpointStatus
+	found := false
+	waitfor.Until(5*time.Second, func() bool {
 		for _, e := range f.s.guard.Endpoints() {
-			if e.Endpoint == key && (e.TicketsOut == 0 || time.Now().After(deadline)) {
-				return e
+			if e.Endpoint == key {
+				rec, found = e, true
+				return e.TicketsOut == 0
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no guard record for %s", key)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	})
+	if !found {
+		t.Fatalf("no guard record for %s", key)
 	}
+	return rec
 }
 
 func TestProxyConnectFailedDialCountsAndFastFails(t *testing.T) {

@@ -60,26 +60,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	}
 	s.log.Info("server: shutting down", "drain", s.cfg.ShutdownTimeout)
 	stopLead()
-	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, srv := range servers {
-		wg.Go(func() { _ = srv.Shutdown(drainCtx) })
-	}
-	wg.Go(func() { s.tunnels.wait(drainCtx) })
-	wg.Wait()
-	if drainCtx.Err() != nil {
-		s.log.Warn("server: in-flight work did not finish in time; cutting it", "drain", s.cfg.ShutdownTimeout)
-	}
-	// Whatever is left is cut now: cancelling the base context stops the
-	// upstream requests (the transport then releases their tickets), and
-	// closing the servers and tunnels drops their connections.
-	s.cancelBase()
-	for _, srv := range servers {
-		_ = srv.Close()
-	}
-	s.tunnels.closeAll()
-	s.tunnels.waitAll()
+	s.drain(servers)
 	for ; running > 0; running-- {
 		<-errc
 	}
@@ -94,6 +75,30 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	s.Close()
 	s.log.Info("server: stopped")
 	return serveErr
+}
+
+// drain lets in-flight requests and tunnels finish for at most
+// Config.ShutdownTimeout, then cuts what remains: cancelling the base
+// context stops the upstream requests (the transport then releases their
+// tickets), and closing the servers and tunnels drops their connections.
+func (s *Server) drain(servers []*http.Server) {
+	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() { _ = srv.Shutdown(drainCtx) })
+	}
+	wg.Go(func() { s.tunnels.wait(drainCtx) })
+	wg.Wait()
+	if drainCtx.Err() != nil {
+		s.log.Warn("server: in-flight work did not finish in time; cutting it", "drain", s.cfg.ShutdownTimeout)
+	}
+	s.cancelBase()
+	for _, srv := range servers {
+		_ = srv.Close()
+	}
+	s.tunnels.closeAll()
+	s.tunnels.waitAll()
 }
 
 // activity counts running handlers. It is not a sync.WaitGroup because

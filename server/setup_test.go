@@ -229,17 +229,3 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func guardConfig(threshold int) guard.Config { return guard.Config{Threshold: threshold} }
-
-// eventually polls cond until it holds or the deadline passes. It is for
-// conditions that background work (the leader's loops) brings about, where
-// there is no event to wait on but the API's answer.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

@@ -13,22 +13,21 @@ import (
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/internal/sqlitetest"
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 // waitRefused waits until the API no longer accepts connections, which is
 // the first step of a shutdown.
 func waitRefused(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	waitfor.True(t, 5*time.Second, "the listener still accepts connections after shutdown began", func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
-			return
+			return true
 		}
 		c.Close()
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("the listener still accepts connections after shutdown began")
+		return false
+	})
 }
 
 func TestShutdownFinishesInFlightFetch(t *testing.T) {
