@@ -10,9 +10,11 @@ import (
 
 // Defaults for the zero fields of Config.
 const (
-	DefaultMaxPages = 5
-	DefaultSeenCap  = 20000
-	DefaultMaxGaps  = 16
+	DefaultMaxPages    = 5
+	DefaultSeenCap     = 20000
+	DefaultSeenFor     = 30 * 24 * time.Hour
+	DefaultMaxGaps     = 16
+	DefaultSyncTimeout = 2 * time.Minute
 )
 
 // Config tunes a Syncer. The zero value is ready to use.
@@ -29,6 +31,16 @@ type Config struct {
 	// first. It must comfortably exceed MaxPages times the page size.
 	// Default (zero) 20 000; negative: no bound.
 	SeenCap int
+	// SeenFor is how long a handed-out id is remembered; older ones are
+	// forgotten at the feed's next commit, besides SeenCap. Default (zero)
+	// 30 days; negative: until SeenCap drops them.
+	SeenFor time.Duration
+	// SyncTimeout bounds the time one Sync or Resume spends reading pages
+	// (admission waits included), as MaxPages bounds their number: when it
+	// runs out, the sync stops with what it read saved (StopTimeLimit), or
+	// fails when not even the first page came back. Default (zero) 2
+	// minutes; negative: no bound but the context's.
+	SyncTimeout time.Duration
 	// MaxGaps bounds how many separate unread stretches a feed may have.
 	// A new gap beyond it makes the Syncer give up the oldest one (logged),
 	// which only happens when bursts keep outrunning MaxPages. Default
@@ -50,6 +62,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SeenCap == 0 {
 		c.SeenCap = DefaultSeenCap
+	}
+	if c.SeenFor == 0 {
+		c.SeenFor = DefaultSeenFor
+	}
+	if c.SyncTimeout == 0 {
+		c.SyncTimeout = DefaultSyncTimeout
 	}
 	if c.MaxGaps == 0 {
 		c.MaxGaps = DefaultMaxGaps

@@ -47,8 +47,8 @@ func (f SourceFunc) Page(ctx context.Context, offset int) ([]Item, error) { retu
 
 // Marker remembers one item's place in a feed.
 type Marker struct {
+	// ID is IDHash of the item's id (ids are never stored in clear); empty
+	// for the place of an item the source could not identify.
 	ID        string    `json:"id"`
 	Published time.Time `json:"published"`
 }
-
-func markerOf(it Item) Marker { return Marker{ID: it.ID, Published: it.Published.UTC()} }

@@ -7,8 +7,10 @@ import (
 )
 
 // stateVersion is the format of the encoded cursor state; decode refuses
-// others, so that an older binary never misreads a newer cursor.
-const stateVersion = 1
+// newer ones, so that an older binary never misreads a newer cursor.
+// Format 1 kept markers' ids in clear; format 2 keeps their IDHash. The
+// store migration rewrites format 1, and decode still reads it.
+const stateVersion = 2
 
 // state is a feed's position, stored (JSON-encoded) as Cursor.State.
 type state struct {
@@ -47,8 +49,20 @@ func decodeState(b []byte) (state, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return state{}, fmt.Errorf("feed: stored cursor is not readable: %w", err)
 	}
-	if s.V != stateVersion {
-		return state{}, fmt.Errorf("feed: stored cursor has format %d; this hostguard reads format %d", s.V, stateVersion)
+	switch s.V {
+	case stateVersion:
+	case 1:
+		hashMarker := func(m *Marker) { m.ID = IDHash(m.ID) }
+		if s.Head != nil {
+			hashMarker(s.Head)
+		}
+		for i := range s.Gaps {
+			hashMarker(&s.Gaps[i].After)
+			hashMarker(&s.Gaps[i].Before)
+		}
+		s.V = stateVersion
+	default:
+		return state{}, fmt.Errorf("feed: stored cursor has format %d; this hostguard reads formats 1 and %d", s.V, stateVersion)
 	}
 	return s, nil
 }

@@ -19,10 +19,10 @@ type Store interface {
 	FeedCursor(ctx context.Context, name string) (c Cursor, ok bool, err error)
 	// FeedCursors returns every stored cursor, by name.
 	FeedCursors(ctx context.Context) ([]Cursor, error)
-	// FeedCommit atomically checks the cursor's version, records item ids
-	// as handed out and, when State is not nil, replaces the cursor state.
-	// See CommitParams.
-	FeedCommit(ctx context.Context, p CommitParams) (CommitResult, error)
+	// FeedCommit atomically checks the cursor's version, records item id
+	// hashes as handed out, forgets old ones and, when State is not nil,
+	// replaces the cursor state. See StoreCommitParams.
+	FeedCommit(ctx context.Context, p StoreCommitParams) (StoreCommitResult, error)
 	// FeedReset deletes a feed's cursor and recorded ids; the next sync is
 	// a first sync. It reports whether there was anything to delete.
 	FeedReset(ctx context.Context, name string) (bool, error)
@@ -36,17 +36,17 @@ type Cursor struct {
 	Version int64
 	// State is the Syncer's encoded position (opaque to the store).
 	State []byte
-	// Seen is how many item ids the feed currently has recorded.
+	// Seen is how many item id hashes the feed currently has recorded.
 	Seen int64
-	// Items counts the ids ever recorded as new: the items handed out over
-	// the feed's life.
+	// Items counts the hashes ever recorded as new: the items handed out
+	// over the feed's life.
 	Items int64
 	// UpdatedAt is the clock reading of the last commit.
 	UpdatedAt time.Time
 }
 
-// CommitParams is the input of Store.FeedCommit.
-type CommitParams struct {
+// StoreCommitParams is the input of Store.FeedCommit.
+type StoreCommitParams struct {
 	Name string
 	// ExpectVersion is the version the sync read (0 when there was no
 	// cursor). A different stored version fails the commit with
@@ -55,23 +55,29 @@ type CommitParams struct {
 	// State replaces the cursor's state; nil keeps the stored state (an
 	// empty one for a new cursor).
 	State []byte
-	// IDs are item ids to record as handed out, in feed order. Ids
-	// recorded earlier are left as they were; the others count towards
-	// Cursor.Items.
+	// IDs are item id hashes (IDHash) to record as handed out, in feed
+	// order. Hashes recorded earlier are left as they were, record time
+	// included; the others count towards Cursor.Items.
 	IDs []string
-	// Now is the commit time: the ids' record time and the cursor's
+	// Now is the commit time: the hashes' record time and the cursor's
 	// UpdatedAt.
 	Now time.Time
-	// SeenCap bounds how many ids one feed keeps; the oldest go first. 0
-	// means no bound.
+	// SeenCap bounds how many hashes one feed keeps; the oldest go first,
+	// after IDs are recorded. 0 means no bound.
 	SeenCap int
+	// ForgetBefore, when not zero, drops the feed's hashes recorded
+	// before it, after IDs are recorded (a hash recorded long ago and
+	// offered again is not new in this commit).
+	ForgetBefore time.Time
 }
 
-// CommitResult is the output of Store.FeedCommit.
-type CommitResult struct {
+// StoreCommitResult is the output of Store.FeedCommit.
+type StoreCommitResult struct {
 	// Version is the cursor's new version.
 	Version int64
-	// New holds the ids of CommitParams.IDs that were not recorded before,
-	// in the given order.
+	// New holds the hashes of StoreCommitParams.IDs that were not recorded
+	// before, in the given order.
 	New []string
+	// Forgotten is how many hashes SeenCap and ForgetBefore dropped.
+	Forgotten int64
 }

@@ -15,6 +15,10 @@ const (
 	StopCaughtUp StopReason = "caught-up"
 	// StopMaxPages: Config.MaxPages pages were read; a gap remains.
 	StopMaxPages StopReason = "max-pages"
+	// StopTimeLimit: Config.SyncTimeout ran out after at least one page;
+	// what was read is saved and a gap remains. (Running out before any
+	// page came back is StopFailed.)
+	StopTimeLimit StopReason = "time-limit"
 	// StopNotAdmitted: the Admitter refused a page, or the source answered
 	// that its own request limit is reached (ErrSourceExhausted); progress
 	// up to that page is saved.
@@ -46,6 +50,9 @@ type Result struct {
 	// the source could not identify: they are never handed out. Nil when
 	// there were none.
 	Skipped map[string]int
+	// Forgotten is how many remembered ids the commit dropped, by
+	// Config.SeenCap or Config.SeenFor.
+	Forgotten int64
 }
 
 // Syncer syncs feeds incrementally. It is safe for concurrent use; syncs of
@@ -83,8 +90,9 @@ func (s *Syncer) lock(name string) func() {
 }
 
 // Sync reads feed name from src's head down to the previous head, resuming
-// stored gaps on the way, within Config.MaxPages requests. The first page
-// is admitted as a head poll, the rest as gap pages.
+// stored gaps on the way, within Config.MaxPages requests and
+// Config.SyncTimeout. The first page is admitted as a head poll, the rest
+// as gap pages.
 //
 // A page that fails ends the sync with an error; Result.Items then holds
 // what was read before it, and the stored position is unchanged. An
@@ -125,8 +133,15 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 		return Result{Stop: StopNoGap}, nil
 	}
 
+	// The walk is bounded in time; the commit is not, so that what was
+	// read is saved even when the bound cut the last page short.
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.cfg.SyncTimeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, s.cfg.SyncTimeout)
+	}
+	defer cancel()
 	w := &walker{
-		ctx: ctx, name: name, src: src, admit: s.cfg.Admitter,
+		ctx: wctx, parent: ctx, limit: s.cfg.SyncTimeout, name: name, src: src, admit: s.cfg.Admitter,
 		maxPages: s.cfg.MaxPages, headNext: fromHead, driftOnce: !fromHead, taken: map[string]bool{},
 	}
 	res := Result{First: fromHead && old.Head == nil}
@@ -139,9 +154,12 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 		res.Stop = StopCaughtUp
 	}
 
-	p := CommitParams{
-		Name: name, ExpectVersion: cur.Version, IDs: ids(w.items),
-		Now: s.cfg.Now().UTC(), SeenCap: s.cfg.SeenCap,
+	p := StoreCommitParams{
+		Name: name, ExpectVersion: cur.Version, IDs: hashes(w.items),
+		Now: s.cfg.Now().UTC(), SeenCap: max(s.cfg.SeenCap, 0),
+	}
+	if s.cfg.SeenFor > 0 {
+		p.ForgetBefore = p.Now.Add(-s.cfg.SeenFor)
 	}
 	res.Gaps = len(old.Gaps)
 	if w.err == nil {
@@ -160,7 +178,7 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 		res.Gaps = len(old.Gaps)
 		return res, fmt.Errorf("feed: %s: save: %w", name, err)
 	}
-	res.Items = pick(w.items, out.New)
+	res.Items, res.Forgotten = pick(w.items, out.New), out.Forgotten
 	if w.sourceExhausted {
 		if m, ok := s.cfg.Admitter.(ExhaustionMarker); ok {
 			// Best effort: the source will refuse again anyway.
@@ -221,15 +239,16 @@ func (s *Syncer) advance(w *walker, old state, fromHead bool) (next state, compl
 	return next, true
 }
 
-func ids(items []Item) []string {
+// hashes are the items' ids as the store keeps them.
+func hashes(items []Item) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
-		out[i] = it.ID
+		out[i] = IDHash(it.ID)
 	}
 	return out
 }
 
-// pick returns the items whose ids are in fresh, in items' order.
+// pick returns the items whose id hashes are in fresh, in items' order.
 func pick(items []Item, fresh []string) []Item {
 	if len(fresh) == 0 {
 		return nil
@@ -240,7 +259,7 @@ func pick(items []Item, fresh []string) []Item {
 	}
 	out := make([]Item, 0, len(fresh))
 	for _, it := range items {
-		if ok[it.ID] {
+		if ok[IDHash(it.ID)] {
 			out = append(out, it)
 		}
 	}

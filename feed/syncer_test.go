@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hostguard/hostguard/feed"
@@ -411,7 +412,7 @@ func TestStatusAndReset(t *testing.T) {
 		}
 	}
 	st, err := s.Status(ctx(t), "idx")
-	if err != nil || !st.Synced || st.Items != 10 || st.Head.ID != "i00015" || !st.SyncedAt.Equal(clk.Now()) || st.Remembered != 10 {
+	if err != nil || !st.Synced || st.Items != 10 || st.Head.ID != feed.IDHash("i00015") || !st.SyncedAt.Equal(clk.Now()) || st.Remembered != 10 {
 		t.Fatalf("status %+v, %v", st, err)
 	}
 	all, err := s.Statuses(ctx(t))
@@ -556,5 +557,106 @@ func TestGapEndingInPlaceholdersResumes(t *testing.T) {
 	}
 	if m := got.missing(want); len(m) > 0 {
 		t.Fatalf("never handed out: %v", m)
+	}
+}
+
+// slowSource answers each page after a delay, or gives up when the
+// request's context ends first, as an HTTP client does.
+type slowSource struct {
+	feed.Source
+	delay time.Duration
+}
+
+func (s slowSource) Page(ctx context.Context, offset int) ([]feed.Item, error) {
+	select {
+	case <-time.After(s.delay):
+		return s.Source.Page(ctx, offset)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestSyncIsBoundedInTime runs in a synctest bubble, where the pages'
+// delays and the sync's time limit run on a fake clock.
+func TestSyncIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		bg := context.Background()
+		list := newList(10)
+		list.publish(5)
+		st := sqlitetest.Open(t)
+		s := newSyncer(t, st, feed.Config{MaxPages: 50, SyncTimeout: 2 * time.Minute})
+		got := newTally(t)
+		res, err := s.Sync(bg, "f", list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.add(res.Items)
+		want := list.publish(100)
+
+		// Each page takes 50 s: two come back, the third is cut short at
+		// the 2-minute mark, and what the two held is saved.
+		start := time.Now()
+		res, err = s.Sync(bg, "f", slowSource{list, 50 * time.Second})
+		if err != nil || res.Stop != feed.StopTimeLimit || res.Pages != 3 || len(res.Items) != 19 || res.Gaps != 1 {
+			t.Fatalf("slow sync: %+v, %v", res, err)
+		}
+		if d := time.Since(start); d != 2*time.Minute {
+			t.Fatalf("the slow sync took %v; the limit is 2m", d)
+		}
+		got.add(res.Items)
+
+		// The very first page cut short: nothing was done, and the sync
+		// failed without moving the cursor.
+		before, _, _ := st.FeedCursor(bg, "f")
+		res, err = s.Resume(bg, "f", slowSource{list, 3 * time.Minute})
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "time limit (2m0s)") || res.Stop != feed.StopFailed {
+			t.Fatalf("resume cut on its first page: %+v, %v", res, err)
+		}
+		if after, _, _ := st.FeedCursor(bg, "f"); string(after.State) != string(before.State) {
+			t.Fatalf("a failed resume moved the cursor:\n%s\n%s", before.State, after.State)
+		}
+
+		// A caller's own deadline is not the sync's time limit: it fails.
+		cctx, cancel := context.WithTimeout(bg, 70*time.Second)
+		res, err = s.Resume(cctx, "f", slowSource{list, 50 * time.Second})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || res.Stop != feed.StopFailed {
+			t.Fatalf("resume under the caller's deadline: %+v, %v", res, err)
+		}
+
+		res, err = s.Resume(bg, "f", list)
+		if err != nil || res.Stop != feed.StopCaughtUp {
+			t.Fatalf("resume: %+v, %v", res, err)
+		}
+		got.add(res.Items)
+		if m := got.missing(want); len(m) > 0 {
+			t.Fatalf("never handed out: %v", m)
+		}
+	})
+}
+
+func TestSeenIDsAgeOut(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		seenFor   time.Duration
+		forgotten int64
+	}{{0, 10}, {-1, 0}, {40 * 24 * time.Hour, 0}} {
+		clk := newClock()
+		src := newList(10)
+		src.publish(10)
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{Now: clk.Now, SeenFor: c.seenFor})
+		if _, err := s.Sync(ctx(t), "f", src); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(31 * 24 * time.Hour)
+		src.publish(1)
+		res, err := s.Sync(ctx(t), "f", src)
+		if err != nil || len(res.Items) != 1 || res.Forgotten != c.forgotten {
+			t.Fatalf("SeenFor %v: sync a month later %+v, %v; want %d forgotten", c.seenFor, res, err, c.forgotten)
+		}
+		if st, _ := s.Status(ctx(t), "f"); st.Remembered != 11-c.forgotten {
+			t.Fatalf("SeenFor %v: %d remembered", c.seenFor, st.Remembered)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // walker reads pages for one Sync or Resume and collects the items of the
@@ -12,14 +13,18 @@ import (
 // items anywhere), which the walk checks against item ids before it trusts
 // them.
 type walker struct {
-	ctx      context.Context
-	name     string
+	// ctx is the sync's context bounded by Config.SyncTimeout; parent is
+	// the caller's, to tell the time bound from the caller giving up.
+	ctx, parent context.Context
+	limit       time.Duration // the time bound, for messages
+	name        string
 	src      Source
 	admit    Admitter
 	maxPages int
 	headNext bool // the next request is a sync's head page
 
 	pages   int
+	read    int // pages that came back
 	pageLen int // the longest page seen, for stepping back
 	// topAbs is where the stored head is now, for a Resume that learned how
 	// far new releases pushed it (0 otherwise).
@@ -53,16 +58,29 @@ type segment struct {
 	closedAt int
 }
 
+// entry is an item of a page with its id's hash, which is what markers and
+// the store hold.
+type entry struct {
+	Item
+	h string
+}
+
 // fetch admits and requests one page. It returns false when the walk must
 // end; w.stop says why.
-func (w *walker) fetch(offset int) ([]Item, bool) {
+func (w *walker) fetch(offset int) ([]entry, bool) {
 	if w.pages >= w.maxPages {
 		w.stop = StopMaxPages
+		return nil, false
+	}
+	if w.timedOut(offset, nil) {
 		return nil, false
 	}
 	head := w.headNext
 	w.headNext = false
 	if err := w.admit.AdmitPage(w.ctx, w.name, head); err != nil {
+		if w.timedOut(offset, err) {
+			return nil, false
+		}
 		if errors.Is(err, ErrNotAdmitted) {
 			w.stop, w.refusal = StopNotAdmitted, err
 		} else {
@@ -73,6 +91,9 @@ func (w *walker) fetch(offset int) ([]Item, bool) {
 	w.pages++
 	items, err := w.src.Page(w.ctx, offset)
 	if err != nil {
+		if w.timedOut(offset, err) {
+			return nil, false
+		}
 		err = fmt.Errorf("feed: %s: page at offset %d: %w", w.name, offset, err)
 		if errors.Is(err, ErrSourceExhausted) {
 			// The source refused, as a budget would have: nothing was
@@ -83,7 +104,31 @@ func (w *walker) fetch(offset int) ([]Item, bool) {
 		}
 		return nil, false
 	}
-	return items, true
+	w.read++
+	out := make([]entry, len(items))
+	for i, it := range items {
+		out[i] = entry{Item: it, h: IDHash(it.ID)}
+	}
+	return out, true
+}
+
+// timedOut reports whether the sync's time bound is over (cause, when not
+// nil, is what the bound cut short). It ends the walk like MaxPages does,
+// keeping what was read; but when it cut the very first page, nothing was
+// done and the sync failed.
+func (w *walker) timedOut(offset int, cause error) bool {
+	if w.ctx.Err() == nil || w.parent.Err() != nil {
+		return false
+	}
+	if w.read == 0 {
+		if cause == nil {
+			cause = w.ctx.Err()
+		}
+		w.stop, w.err = StopFailed, fmt.Errorf("feed: %s: page at offset %d: the sync's time limit (%v) ran out: %w", w.name, offset, w.limit, cause)
+	} else {
+		w.stop = StopTimeLimit
+	}
+	return true
 }
 
 // take collects an item once per walk. A placeholder (no id) is counted by
@@ -195,12 +240,12 @@ func (w *walker) walk(seg *segment) bool {
 			// The newest identified item is the new head; placeholders
 			// above it (or whole pages of them) do not move it.
 			if j := firstIdentified(items[i:end]); j >= 0 {
-				m := markerOf(items[i+j])
+				m := items[i+j].marker()
 				w.newHead = &m
 			}
 		}
-		for _, it := range items[i:end] {
-			w.take(it)
+		for _, e := range items[i:end] {
+			w.take(e.Item)
 		}
 		if stopIdx >= 0 {
 			seg.closedAt = offset + stopIdx
@@ -214,7 +259,7 @@ func (w *walker) walk(seg *segment) bool {
 		if j <= 0 {
 			j = len(items) - 1
 		}
-		last := markerOf(items[j])
+		last := items[j].marker()
 		seg.after, seg.afterAbs = &last, offset+j
 		if j == 0 {
 			// A one-item page cannot overlap the next one.
@@ -230,7 +275,7 @@ func (w *walker) walk(seg *segment) bool {
 
 // firstIdentified and lastIdentified return the index of the first and
 // last item that has an id, or -1.
-func firstIdentified(items []Item) int {
+func firstIdentified(items []entry) int {
 	for i, it := range items {
 		if it.ID != "" {
 			return i
@@ -239,7 +284,7 @@ func firstIdentified(items []Item) int {
 	return -1
 }
 
-func lastIdentified(items []Item) int {
+func lastIdentified(items []entry) int {
 	for i := len(items) - 1; i >= 0; i-- {
 		if items[i].ID != "" {
 			return i
@@ -247,6 +292,9 @@ func lastIdentified(items []Item) int {
 	}
 	return -1
 }
+
+// marker is where e is in the feed, as cursors keep it: its id's hash.
+func (e entry) marker() Marker { return Marker{ID: e.h, Published: e.Published.UTC()} }
 
 type markerWhere int
 
@@ -264,9 +312,9 @@ const (
 // steps back before it concludes the marker is gone; and items published at
 // the marker's very time may lie on either side of it, so they are read
 // again rather than risk skipping one.
-func locateAfter(items []Item, m Marker) (int, markerWhere) {
+func locateAfter(items []entry, m Marker) (int, markerWhere) {
 	for i, it := range items {
-		if it.ID == m.ID && m.ID != "" {
+		if it.h == m.ID && m.ID != "" {
 			return i, markerAt
 		}
 	}
@@ -294,9 +342,9 @@ func locateAfter(items []Item, m Marker) (int, markerWhere) {
 // findStop returns the index of the stop marker in items: by id, else the
 // first item strictly older than it (the marker's item was taken down), else
 // -1.
-func findStop(items []Item, m Marker) int {
+func findStop(items []entry, m Marker) int {
 	for i, it := range items {
-		if it.ID == m.ID && m.ID != "" {
+		if it.h == m.ID && m.ID != "" {
 			return i
 		}
 	}

@@ -11,7 +11,7 @@ import (
 func TestOpenGivesEachCallADatabaseOfItsOwn(t *testing.T) {
 	t.Parallel()
 	a, b := sqlitetest.Open(t), sqlitetest.Open(t)
-	p := feed.CommitParams{Name: "f", IDs: []string{"x"}, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	p := feed.StoreCommitParams{Name: "f", IDs: []string{"x"}, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	if _, err := a.FeedCommit(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
