@@ -18,10 +18,10 @@ type walker struct {
 	ctx, parent context.Context
 	limit       time.Duration // the time bound, for messages
 	name        string
-	src      Source
-	admit    Admitter
-	maxPages int
-	headNext bool // the next request is a sync's head page
+	src         Source
+	admit       Admitter
+	maxPages    int
+	headNext    bool // the next request is a sync's head page
 
 	pages   int
 	read    int // pages that came back
