@@ -174,6 +174,11 @@ func runScenario(t *testing.T, m mode, sc scenario) {
 		sc.name, m.name, cycles, elapsed, n.writes(), n.adds, n.claims, h.reclaims(), n.succeeds, n.fails, n.extends, len(final),
 		n.unknown, n.lost, n.fiveXX, lostN, kinds["overlap"], kinds["returned"], len(vs)-lostN-kinds["overlap"]-kinds["returned"])
 	t.Log(line)
+	for _, w := range ws {
+		for _, e := range w.fiveXX {
+			t.Logf("worker %d got %s", w.id, e)
+		}
+	}
 	appendSummary(t, line)
 	d := c.slots[0]
 	c.set(0, nil)

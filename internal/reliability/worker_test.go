@@ -57,6 +57,7 @@ type worker struct {
 	adds   []addRec
 	leases []*leaseRec
 	n      counts
+	fiveXX []string // the first few 5xx answers, for the log
 
 	// A 4xx other than 404 and 409 means the test and the daemon disagree
 	// about the API: the run stops with it.
@@ -110,8 +111,12 @@ func (w *worker) call(method, path string, body, out any) (answer, error) {
 		return missing, nil
 	case resp.StatusCode >= 500:
 		w.n.fiveXX++
+		err := fmt.Errorf("cycle %d: %s %s: %d: %s", w.c.currentCycle(), method, path, resp.StatusCode, bytes.TrimSpace(rb))
+		if len(w.fiveXX) < 3 {
+			w.fiveXX = append(w.fiveXX, err.Error())
+		}
 		w.pause()
-		return unknown, fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, rb)
+		return unknown, err
 	}
 	err = fmt.Errorf("%s %s with %s: %d: %s", method, path, b, resp.StatusCode, rb)
 	w.protocol(err)
