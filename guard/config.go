@@ -2,8 +2,8 @@ package guard
 
 import (
 	"context"
-	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -154,7 +154,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// disabledByEnv is the default kill switch. It reads the variable on every
+// call through syscall.Getenv, the lookup os.Getenv makes after telling
+// the test framework's cache which variables a test read: in a program
+// that step does nothing, and in a benchmark it would be measured.
 func disabledByEnv() bool {
-	v := os.Getenv(DisableEnv)
-	return v == "1" || strings.EqualFold(v, "true")
+	v, _ := syscall.Getenv(DisableEnv)
+	return v == "1" || len(v) == 4 && strings.EqualFold(v, "true")
 }

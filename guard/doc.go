@@ -74,16 +74,23 @@
 // The guard keeps at most MaxEndpoints records. Closed records without
 // tickets out are pruned once idle for IdleTTL (see Prune) and are the
 // first to be evicted when the cap is reached; open and half-open records
-// go only after them, and a record with tickets out is never evicted. When
-// every record has tickets out, a new endpoint is let through untracked
-// rather than evicting evidence in use or refusing anything.
+// go only after them, and a record with tickets out (a running probe
+// included) is never evicted. Eviction walks the records with a clock
+// hand, so a stream of new endpoints above the cap costs a few steps per
+// record on average, not a scan of every record. When every record has
+// tickets out, a new endpoint is let through untracked rather than
+// evicting evidence in use or refusing anything.
 //
 // # Cost
 //
-// Acquire, Answered and Release on a closed endpoint take only that
-// endpoint's lock, read no clock and allocate only the ticket; keying a URL
-// that is already canonical allocates nothing. Callers on different
-// endpoints share no lock and no counter. The default kill switch reads the
-// environment, which takes the process's environment read lock; set
-// Config.Disabled to read a flag instead where that matters.
+// Acquire, Answered and Release on a closed endpoint take no lock, read no
+// clock and allocate only the 24-byte ticket; keying a URL that is already
+// canonical allocates nothing and takes one pass over its origin. A
+// fast-fail reads the clock and, once the first refusal of an open period
+// is noted, takes no lock and allocates nothing either: callers refused
+// within one millisecond share one *OpenError. Callers on different
+// endpoints share no lock and no counter. The default kill switch reads
+// the environment on every Acquire, which takes the process's environment
+// read lock; set Config.Disabled to read a flag instead where that
+// matters.
 package guard

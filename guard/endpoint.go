@@ -2,56 +2,86 @@ package guard
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostguard/hostguard/failure"
 )
 
-// admission identifies one admitted ticket. rec is the guard-wide serial of
-// the record that admitted it, taken from one atomic counter when the
-// record is created and never reused; seq counts admissions within that
-// record under its lock. Ordered as a pair, admissions are unique across
-// the guard's lifetime and increase with every admission to an endpoint,
-// also within one clock instant and across eviction, which is all the
-// sibling rule compares; and admitting a ticket touches no state shared
-// with other endpoints.
-type admission struct {
-	rec, seq uint64
-}
+// Flags of an endpoint record, read without its lock so that the closed
+// path and most fast-fails take none. They are set and cleared with the
+// lock held.
+const (
+	fOpen     = 1 << iota // tripped: Acquire must look at the time
+	fEvidence             // open, or closed with a streak: an answer must take the lock to clear
+	fDemand               // an Acquire was refused during the current open period
+	fTrial                // the half-open trial slot is taken: refuse with RetryAfter 0
+	fEvicted              // being evicted or gone: look the key up again
+)
 
-func (a admission) after(b admission) bool {
-	return a.rec > b.rec || a.rec == b.rec && a.seq > b.seq
-}
-
-// endpoint is the record of one endpoint. Everything below mu is guarded by
-// it.
+// endpoint is the record of one endpoint.
+//
+// Admissions are numbered by seq, an atomic counter of the record: every
+// ticket gets the next number, so within a record tickets are ordered by
+// admission even within one clock instant, which is all the sibling rule,
+// Reset and trial ownership compare. A ticket never outlives its record in
+// use, because a record with tickets out is never evicted; a record
+// created again for the same key starts with no evidence, and old tickets
+// report into the old record, which is gone.
 type endpoint struct {
-	key    string
-	serial uint64
+	g   *Guard
+	key string
 
-	mu        sync.Mutex
+	// Read and written without the lock.
+	seq     atomic.Uint64             // last admission number handed out
+	out     atomic.Int64              // tickets admitted and not yet settled
+	flags   atomic.Uint32             // fOpen, fEvidence, fDemand, fEvicted
+	used    atomic.Bool               // used since the last sweep or pass of the eviction hand
+	seen    atomic.Int64              // when the record was created or last seen in use, as Guard.since
+	openNs  atomic.Int64              // end of the open period, as Guard.since; meaningful while fOpen
+	openErr atomic.Pointer[OpenError] // the last fast-fail error handed out, shared by callers
+
+	mu        sync.Mutex    // guards the fields below
 	open      bool          // tripped: Open until openUntil, HalfOpen from then on
 	openUntil time.Time     // end of the open period
 	trial     uint64        // seq of the ticket holding the half-open slot; 0 when free
-	epoch     uint64        // bumped by Reset
-	seq       uint64        // last admission seq handed out
-	boundary  admission     // last admission at the time of the last counted failure
+	epoch     uint64        // how many times Reset was called
+	resetSeq  uint64        // last admission before the last Reset or ResetAll: its reports count for nothing
+	boundary  uint64        // last admission at the time of the last counted failure
 	streak    []time.Time   // times of the counted failures that may still trip, while closed
 	fails     int           // counted failures since the record last cleared
 	last      failure.Class // class of the last counted failure
 	lastAt    time.Time
-	openings  int           // openings in a row without an answer or Reset in between
-	out       int       // tickets admitted and not yet settled
-	touched   bool      // used since the last sweep
-	seen      time.Time // when the record was created or last seen in use by a sweep
-	shown     State     // state last reported to OnTransition
+	openings  int   // openings in a row without an answer or Reset in between
+	shown     State // state last reported to OnTransition
 	evicted   bool
+	slot      int // index in Guard.ring; guarded by Guard.ringMu
 
 	// Probes; see probe.go.
 	demand bool        // a non-exempt Acquire was refused during the current open period
 	timer  *time.Timer // starts a probe when the open period ends; armed on the first refusal
 	probe  *probeRun   // the probe holding the trial slot, if one does
 	cycle  uint64      // bumped whenever the record trips or clears, so a late timer knows it is stale
+}
+
+// setTrial gives the trial slot to the ticket numbered seq, or frees it
+// when seq is 0. Call with mu held.
+func (ep *endpoint) setTrial(seq uint64) {
+	ep.trial = seq
+	if seq != 0 {
+		ep.flags.Or(fTrial)
+	} else {
+		ep.flags.And(^uint32(fTrial))
+	}
+}
+
+// markUsed notes a use for the idle sweep and the eviction hand. It writes
+// only when the mark is not set yet, so that callers sharing a record do
+// not keep writing to its cache line.
+func (ep *endpoint) markUsed() {
+	if !ep.used.Load() {
+		ep.used.Store(true)
+	}
 }
 
 // state returns the state at now. Call with mu held.
@@ -75,26 +105,31 @@ func (ep *endpoint) observe(now time.Time, tr *transitions) {
 	}
 }
 
-// trip opens the record from now for the period its opening count
-// earns (see Guard.openFor). Call with mu held.
+// trip opens the record from now for the period its opening count earns
+// (see Guard.openFor). Call with mu held.
 func (g *Guard) trip(ep *endpoint, now time.Time) {
 	ep.openings++
 	ep.open = true
 	ep.openUntil = now.Add(g.openFor(ep.key, ep.openings))
 	ep.streak = ep.streak[:0]
-	ep.trial = 0
+	ep.setTrial(0)
 	ep.endCycle()
+	// openNs before the flag: a lock-free reader that sees fOpen reads
+	// this period's end or a later one.
+	ep.openNs.Store(g.since(ep.openUntil))
+	ep.flags.Or(fOpen | fEvidence)
 }
 
 // clear forgets the failure evidence: the host answered or was reset. The
 // boundary stays, so siblings of an old failure still count as one. Call
 // with mu held.
 func (ep *endpoint) clear() {
+	ep.flags.And(^uint32(fOpen | fEvidence))
 	ep.open = false
 	ep.openUntil = time.Time{}
 	ep.streak = ep.streak[:0]
 	ep.fails = 0
-	ep.trial = 0
+	ep.setTrial(0)
 	ep.openings = 0
 	ep.endCycle()
 }
@@ -107,6 +142,7 @@ func (ep *endpoint) clear() {
 func (ep *endpoint) endCycle() {
 	ep.cycle++
 	ep.demand = false
+	ep.flags.And(^uint32(fDemand))
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil
@@ -119,12 +155,14 @@ func (ep *endpoint) endCycle() {
 
 // rank orders eviction candidates: a closed record with no evidence holds
 // nothing worth keeping, a closed one with a streak holds a little, an open
-// or half-open one holds a verdict. Call with mu held.
+// or half-open one holds a verdict. It reads the flags, so the eviction
+// hand can rank a record without its lock.
 func (ep *endpoint) rank() int {
+	f := ep.flags.Load()
 	switch {
-	case ep.open:
+	case f&fOpen != 0:
 		return 2
-	case ep.fails > 0:
+	case f&fEvidence != 0:
 		return 1
 	}
 	return 0
@@ -168,4 +206,5 @@ func (ep *endpoint) countInStreak(now time.Time, window time.Duration) {
 	}
 	ep.streak = append(kept, now)
 	ep.fails = len(ep.streak)
+	ep.flags.Or(fEvidence)
 }

@@ -19,9 +19,15 @@ var ErrOpen = errors.New("guard: endpoint is not answering; request skipped")
 // deliberately reads neither like an HTTP status nor like a timeout, so
 // that code which sorts errors by their text does not mistake a skipped
 // request for an answer or for a slow host.
+//
+// Callers refused within the same millisecond share one *OpenError, which
+// is what lets a refusal cost no allocation: treat it as read-only.
 type OpenError struct {
-	Endpoint   string        // the endpoint key, as Key returns it
-	RetryAfter time.Duration // until the open period ends; 0 while half-open with a trial out
+	Endpoint string // the endpoint key, as Key returns it
+	// RetryAfter is the time until the open period ends, rounded up to a
+	// whole millisecond, so a caller who waits for it is never early; 0
+	// while half-open with a trial (or probe) out.
+	RetryAfter time.Duration
 }
 
 func (e *OpenError) Error() string {

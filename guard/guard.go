@@ -13,15 +13,19 @@ import (
 // usable. Acquire, the ticket's report, and Release are what most callers
 // need.
 type Guard struct {
-	cfg Config
+	cfg  Config
+	base time.Time // the clock's reading at New; see since
 
 	records sync.Map // endpoint key -> *endpoint
 	count   atomic.Int64
-	serial  atomic.Uint64 // record serials; see admission
 
-	pruneMu     sync.Mutex   // serialises sweeps and evictions, never taken on the hot path
-	lastSweep   atomic.Int64 // UnixNano of the last idle sweep
-	noRoomUntil atomic.Int64 // UnixNano before which makeRoom does not search again
+	// Record creation, eviction and sweeps; never taken on the hot path.
+	ringMu      sync.Mutex
+	ring        []*endpoint // every record, at its slot; nil for a free slot
+	free        []int       // free slots in ring
+	hand        int         // the eviction hand's position in ring
+	lastSweep   int64       // when the last idle sweep ran, as since
+	noRoomUntil int64       // as since; before it, makeRoom does not search again
 
 	// Probes; see probe.go.
 	ctx     context.Context // parent of every probe's context; cancelled by Close
@@ -29,7 +33,7 @@ type Guard struct {
 	probes  atomic.Int64 // probes running
 	closed  atomic.Bool
 	lifeMu  sync.Mutex     // orders Close against probes starting
-	running sync.WaitGroup // probe goroutines and timer callbacks
+	running sync.WaitGroup // probe goroutines
 }
 
 // New returns a Guard configured by cfg, with zero fields set to their
@@ -43,8 +47,15 @@ func New(cfg Config) *Guard {
 	}
 	g := &Guard{cfg: cfg.withDefaults()}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.lastSweep.Store(g.cfg.Now().UnixNano())
+	g.base = g.cfg.Now()
 	return g
+}
+
+// since returns t as nanoseconds after the guard's base reading, so that
+// instants fit in an atomic word. Readings from time.Now carry a monotonic
+// clock, and Sub uses it.
+func (g *Guard) since(t time.Time) int64 {
+	return int64(t.Sub(g.base))
 }
 
 // Acquire asks to contact the endpoint of rawURL. It returns a ticket the
@@ -54,8 +65,8 @@ func New(cfg Config) *Guard {
 // *OpenError instead and the request must not be sent. A URL that names no
 // endpoint returns an error wrapping ErrBadURL.
 //
-// On a closed endpoint Acquire takes only that endpoint's lock and makes
-// one allocation, the ticket.
+// On a closed endpoint Acquire takes no lock, reads no clock and makes one
+// allocation, the ticket.
 func (g *Guard) Acquire(rawURL string) (*Ticket, error) {
 	return g.acquire(rawURL, false)
 }
@@ -74,7 +85,11 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 		return nil, err
 	}
 	if g.cfg.Disabled() {
-		return &Ticket{key: key}, nil
+		return untracked(key), nil
+	}
+	var kind uint8
+	if exempt {
+		kind = kExempt
 	}
 	for {
 		ep := g.record(key, true)
@@ -82,44 +97,79 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			// Every record is busy and the cap is reached: let the
 			// request through untracked rather than refuse or evict
 			// evidence that is in use.
-			return &Ticket{key: key}, nil
+			return untracked(key), nil
 		}
-		if t, err, ok := g.admit(ep, exempt); ok {
+		// The hot path. The count goes up before the flags are read
+		// again, and the number is taken before them too: an eviction that
+		// sets fEvicted then finds the ticket counted, and a trip that
+		// sets fOpen then reads a boundary that includes the ticket, so
+		// a ticket admitted in the same instant as a trip is its sibling.
+		f := ep.flags.Load()
+		if f&fEvicted == 0 && (f&fOpen == 0 || exempt) {
+			ep.out.Add(1)
+			seq := ep.seq.Add(1)
+			if f = ep.flags.Load(); f&fEvicted == 0 && (f&fOpen == 0 || exempt) {
+				ep.markUsed()
+				return &Ticket{ep: ep, seq: seq, kind: kind}, nil
+			}
+			ep.out.Add(-1)
+		}
+		if f&fEvicted != 0 {
+			// The eviction decides under the record's lock; once it is
+			// free, the record is either gone from the map or kept.
+			ep.mu.Lock()
+			ep.mu.Unlock()
+			continue
+		}
+		if t, err, ok := g.admitOpen(ep, f); ok {
 			return t, err
 		}
 	}
 }
 
-// admit decides on one acquisition. ok is false when ep was evicted before
-// its lock was taken and the caller must look the key up again.
-func (g *Guard) admit(ep *endpoint, exempt bool) (t *Ticket, err error, ok bool) {
+// admitOpen decides on a non-exempt acquisition of a record that was open
+// when its flags were read. ok is false when ep was evicted meanwhile and
+// the caller must look the key up again.
+func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool) {
+	if f&fTrial != 0 {
+		// Half-open with the trial out, a probe or a caller's: refuse
+		// without the lock or the clock. The step to half-open was
+		// reported when the trial was admitted.
+		return nil, ep.openError(0), true
+	}
+	now := g.cfg.Now()
+	// Most fast-fails in the open period take no lock either: once any
+	// demand a probe needs is noted, there is nothing to change.
+	if f&fDemand != 0 || g.cfg.Probe == nil {
+		if left := ep.openNs.Load() - g.since(now); left > 0 {
+			return nil, ep.openError(time.Duration(left)), true
+		}
+	}
 	ep.mu.Lock()
 	if ep.evicted {
 		ep.mu.Unlock()
 		return nil, nil, false
 	}
-	if !ep.open || exempt {
-		// The hot path: no clock read, no allocation under the lock.
-		ep.seq++
-		ep.out++
-		ep.touched = true
-		id, epoch := admission{ep.serial, ep.seq}, ep.epoch
+	if !ep.open {
+		// Closed since the flags were read.
+		t := &Ticket{ep: ep, seq: ep.seq.Add(1)}
+		ep.out.Add(1)
+		ep.markUsed()
 		ep.mu.Unlock()
-		return &Ticket{g: g, ep: ep, key: ep.key, id: id, epoch: epoch, exempt: exempt}, nil, true
+		return t, nil, true
 	}
-	now := g.cfg.Now()
 	if now.Before(ep.openUntil) {
-		retry := ep.openUntil.Sub(now)
+		left := ep.openUntil.Sub(now)
 		g.noteDemand(ep, now)
 		ep.mu.Unlock()
-		return nil, &OpenError{Endpoint: ep.key, RetryAfter: retry}, true
+		return nil, ep.openError(left), true
 	}
 	var tr transitions
 	ep.observe(now, &tr)
 	if ep.trial != 0 {
 		ep.mu.Unlock()
 		g.report(ep.key, &tr)
-		return nil, &OpenError{Endpoint: ep.key}, true
+		return nil, ep.openError(0), true
 	}
 	if ep.demand {
 		// Callers asked for the endpoint while it was open: the guard
@@ -129,17 +179,33 @@ func (g *Guard) admit(ep *endpoint, exempt bool) (t *Ticket, err error, ok bool)
 			ep.mu.Unlock()
 			g.report(ep.key, &tr)
 			go g.runProbe(run)
-			return nil, &OpenError{Endpoint: ep.key}, true
+			return nil, ep.openError(0), true
 		}
 	}
-	ep.seq++
-	ep.trial = ep.seq
-	ep.out++
-	ep.touched = true
-	id, epoch := admission{ep.serial, ep.seq}, ep.epoch
+	t = &Ticket{ep: ep, seq: ep.seq.Add(1), kind: kTrial}
+	ep.setTrial(t.seq)
+	ep.out.Add(1)
+	ep.markUsed()
 	ep.mu.Unlock()
 	g.report(ep.key, &tr)
-	return &Ticket{g: g, ep: ep, key: ep.key, id: id, epoch: epoch, trial: true}, nil, true
+	return t, nil, true
+}
+
+// openError returns the fast-fail error for RetryAfter left, rounded up to
+// a whole millisecond. The rounding makes consecutive fast-fails within a
+// millisecond share one error value, so that refusing costs no allocation;
+// a caller that waits RetryAfter is never early, and at most a millisecond
+// late.
+func (ep *endpoint) openError(left time.Duration) *OpenError {
+	if rem := left % time.Millisecond; rem != 0 {
+		left += time.Millisecond - rem
+	}
+	if e := ep.openErr.Load(); e != nil && e.RetryAfter == left {
+		return e
+	}
+	e := &OpenError{Endpoint: ep.key, RetryAfter: left}
+	ep.openErr.Store(e)
+	return e
 }
 
 // Reset forgets what the guard knows against the endpoint of rawURL, for a
@@ -163,16 +229,24 @@ func (g *Guard) Reset(rawURL string) error {
 			ep.mu.Unlock()
 			continue
 		}
-		var tr transitions
-		ep.observe(g.cfg.Now(), &tr)
 		ep.epoch++
-		ep.clear()
-		ep.touched = true
-		tr.add(ep, Closed)
+		tr := g.resetLocked(ep)
+		ep.markUsed()
 		ep.mu.Unlock()
 		g.report(ep.key, &tr)
 		return nil
 	}
+}
+
+// resetLocked closes ep and discards the reports of every ticket admitted
+// so far. Call with ep.mu held.
+func (g *Guard) resetLocked(ep *endpoint) transitions {
+	var tr transitions
+	ep.observe(g.cfg.Now(), &tr)
+	ep.resetSeq = ep.seq.Load()
+	ep.clear()
+	tr.add(ep, Closed)
+	return tr
 }
 
 // State returns the state of the endpoint of rawURL: HalfOpen as soon as
@@ -216,40 +290,35 @@ func (g *Guard) record(key string, create bool) *endpoint {
 	if !create {
 		return nil
 	}
-	now := g.cfg.Now()
+	g.ringMu.Lock()
+	defer g.ringMu.Unlock()
+	now := g.since(g.cfg.Now())
 	g.maybeSweep(now)
-	if !g.reserve(now) {
+	if g.count.Load() >= int64(g.cfg.MaxEndpoints) && !g.makeRoom(now) {
+		// Another goroutine may have created the record meanwhile.
+		if v, ok := g.records.Load(key); ok {
+			return v.(*endpoint)
+		}
 		return nil
 	}
-	ep := &endpoint{key: strings.Clone(key), serial: g.serial.Add(1), seen: now}
+	ep := &endpoint{g: g, key: strings.Clone(key)}
+	// Records are created only under ringMu, so the one a racing
+	// goroutine made before it was taken is the only one LoadOrStore
+	// can find; then the room made stays free.
 	if v, loaded := g.records.LoadOrStore(ep.key, ep); loaded {
-		g.count.Add(-1)
 		return v.(*endpoint)
 	}
+	ep.seen.Store(now)
+	if n := len(g.free); n > 0 {
+		ep.slot = g.free[n-1]
+		g.free = g.free[:n-1]
+		g.ring[ep.slot] = ep
+	} else {
+		ep.slot = len(g.ring)
+		g.ring = append(g.ring, ep)
+	}
+	g.count.Add(1)
 	return ep
-}
-
-// reserve claims room for one record, evicting to make it if needed. The
-// count never exceeds MaxEndpoints, not even for a moment.
-func (g *Guard) reserve(now time.Time) bool {
-	if g.tryReserve() {
-		return true
-	}
-	g.makeRoom(now)
-	return g.tryReserve()
-}
-
-func (g *Guard) tryReserve() bool {
-	max := int64(g.cfg.MaxEndpoints)
-	for {
-		n := g.count.Load()
-		if n >= max {
-			return false
-		}
-		if g.count.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
 }
 
 // report passes queued transitions to OnTransition. Call with no lock held.

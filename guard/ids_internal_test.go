@@ -1,14 +1,15 @@
 package guard
 
 import (
+	"context"
 	"testing"
 	"time"
 )
 
-// TestAdmissionIDsNeverReused evicts a record and creates it again: the new
-// record's admissions must sort after every admission of the old one, so a
-// stale ticket can never pass for a newer one.
-func TestAdmissionIDsNeverReused(t *testing.T) {
+// TestStaleTicketsReportIntoTheirOwnRecord evicts a record and creates it
+// again: tickets of the old record, reported late, must not touch the new
+// one, and the new record's numbering starts afresh.
+func TestStaleTicketsReportIntoTheirOwnRecord(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	g := New(Config{Now: func() time.Time { return now }, Disabled: func() bool { return false }, IdleTTL: time.Minute})
@@ -37,8 +38,10 @@ func TestAdmissionIDsNeverReused(t *testing.T) {
 		t.Fatal("the record was not recreated")
 	}
 	for _, o := range old {
-		if !tk.id.after(o.id) || tk.id == o.id {
-			t.Errorf("new admission %+v does not follow old %+v", tk.id, o.id)
-		}
+		o.Failed(context.DeadlineExceeded)
+		o.Failed(context.DeadlineExceeded)
+	}
+	if tk.ep.fails != 0 || tk.ep.out.Load() != 1 || tk.seq != 1 {
+		t.Errorf("new record: %d failures, %d out, first seq %d", tk.ep.fails, tk.ep.out.Load(), tk.seq)
 	}
 }

@@ -29,6 +29,14 @@ func badURL(format string, args ...any) error {
 // builds itself) is keyed without allocating: the key is a prefix of
 // rawURL.
 func Key(rawURL string) (string, error) {
+	if n := canonicalPrefix(rawURL); n > 0 {
+		return rawURL[:n], nil
+	}
+	return deriveKey(rawURL)
+}
+
+// deriveKey is Key for any URL, the canonical ones included.
+func deriveKey(rawURL string) (string, error) {
 	scheme, rest, err := splitScheme(rawURL)
 	if err != nil {
 		return "", err
@@ -76,6 +84,47 @@ func Key(rawURL string) (string, error) {
 		return "", err
 	}
 	return join(scheme, name, false, p, dropPort), nil
+}
+
+// canonicalPrefix returns the length of rawURL's key when the URL starts
+// with one already in key form, in one pass: a lower-case letters-only
+// scheme, "//", a host of bytes that are already in key form, and a port
+// that is canonical and not the scheme's default; then the end, or a path,
+// query or fragment. It returns 0 for anything else, which the full
+// derivation then handles (and may reject). Most URLs a program builds
+// take this path.
+func canonicalPrefix(raw string) int {
+	i := 0
+	for i < len(raw) && 'a' <= raw[i] && raw[i] <= 'z' {
+		i++
+	}
+	if i == 0 || len(raw) < i+3 || raw[i] != ':' || raw[i+1] != '/' || raw[i+2] != '/' {
+		return 0
+	}
+	scheme := raw[:i]
+	j := i + 3
+	for j < len(raw) && hostBytes[raw[j]] == hostOK {
+		j++
+	}
+	if j == i+3 {
+		return 0
+	}
+	if j < len(raw) && raw[j] == ':' {
+		k, p := j+1, 0
+		for k < len(raw) && k-j <= 5 && '0' <= raw[k] && raw[k] <= '9' {
+			p = p*10 + int(raw[k]-'0')
+			k++
+		}
+		if k == j+1 || raw[j+1] == '0' || p > 65535 ||
+			p == 80 && scheme == "http" || p == 443 && scheme == "https" {
+			return 0
+		}
+		j = k
+	}
+	if j < len(raw) && raw[j] != '/' && raw[j] != '?' && raw[j] != '#' {
+		return 0
+	}
+	return j
 }
 
 // splitScheme splits "scheme:rest" the way net/url does: a scheme is a

@@ -174,3 +174,50 @@ func TestPruneRunsWhenRecordsAreCreated(t *testing.T) {
 		t.Fatalf("records held %v (Len %d); want e1 pruned, e2 and e3 kept", h, b.g.Len())
 	}
 }
+
+// TestStreamAboveTheCapKeepsEvidence sends a long stream of new, answered
+// endpoints through a small guard holding open, streaked and busy records:
+// the stream only ever displaces its own kind, the cap holds throughout,
+// and every endpoint of the stream is tracked.
+func TestStreamAboveTheCapKeepsEvidence(t *testing.T) {
+	t.Parallel()
+	const max = 64
+	b := setup(t, guard.Config{MaxEndpoints: max})
+	var keep []string
+	for i := range 8 {
+		u := fmt.Sprintf("http://open%d.test/", i)
+		failTwice(t, b.g, u)
+		keep = append(keep, u)
+	}
+	for i := range 4 {
+		u := fmt.Sprintf("http://streak%d.test/", i)
+		hold(t, b.g, u).Failed(errRefused)
+		keep = append(keep, u)
+	}
+	var busy []*guard.Ticket
+	for i := range 4 {
+		u := fmt.Sprintf("http://busy%d.test/", i)
+		busy = append(busy, hold(t, b.g, u))
+		keep = append(keep, u)
+	}
+	for i := range 3000 {
+		u := fmt.Sprintf("http://stream%d.test/", i)
+		tk := hold(t, b.g, u)
+		if tk.Endpoint() == "" || b.g.Len() > max {
+			t.Fatalf("stream %d: Len %d", i, b.g.Len())
+		}
+		tk.Answered()
+		if !held(b.g)[u] {
+			t.Fatalf("stream %d went untracked", i)
+		}
+	}
+	h := held(b.g)
+	for _, u := range keep {
+		if !h[u] {
+			t.Errorf("%s was evicted by a stream of endpoints without evidence", u)
+		}
+	}
+	for _, tk := range busy {
+		tk.Release()
+	}
+}

@@ -23,6 +23,7 @@ func (g *Guard) noteDemand(ep *endpoint, now time.Time) {
 		return
 	}
 	ep.demand = true
+	ep.flags.Or(fDemand)
 	if g.closed.Load() {
 		return
 	}
@@ -91,17 +92,17 @@ func (g *Guard) startProbe(ep *endpoint) *probeRun {
 	g.running.Add(1)
 	g.lifeMu.Unlock()
 
-	ep.seq++
-	ep.trial = ep.seq
-	ep.out++
-	ep.touched = true
-	t := &Ticket{g: g, ep: ep, key: ep.key, id: admission{ep.serial, ep.seq}, epoch: ep.epoch, trial: true}
+	t := &Ticket{ep: ep, seq: ep.seq.Add(1), kind: kTrial}
+	ep.setTrial(t.seq)
+	ep.out.Add(1)
+	ep.markUsed()
 	ctx, cancel := context.WithCancel(g.ctx)
 	run := &probeRun{t: t, ctx: ctx, cancel: cancel}
 	ep.probe = run
 	// The probe answers the demand; if it ends inconclusive, the next
 	// Acquire is an ordinary trial rather than another probe.
 	ep.demand = false
+	ep.flags.And(^uint32(fDemand))
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil
@@ -117,7 +118,7 @@ func (g *Guard) runProbe(run *probeRun) {
 	defer g.probes.Add(-1)
 	defer run.cancel()
 	defer run.t.Release()
-	err := g.cfg.Probe(run.ctx, run.t.key)
+	err := g.cfg.Probe(run.ctx, run.t.ep.key)
 	ep := run.t.ep
 	ep.mu.Lock()
 	if ep.probe == run {

@@ -1,10 +1,6 @@
 package guard
 
-import (
-	"cmp"
-	"slices"
-	"time"
-)
+import "time"
 
 // noRoomBackoff is how long the guard stops looking for records to evict
 // after finding none: new endpoints go untracked meanwhile.
@@ -17,137 +13,129 @@ const noRoomBackoff = time.Second
 // call Prune on a timer.
 //
 // Idleness is measured without reading the clock on the hot path: every
-// use marks the record, and a sweep that finds the mark clears it and
-// notes the time. A record is removed by a sweep at least IdleTTL after the
-// last sweep (or its creation) that saw it in use, so never sooner than
-// IdleTTL after its last use, and later by at most the time between
-// sweeps.
+// use marks the record, and a sweep (or the eviction hand) that finds the
+// mark clears it and notes the time. A record is removed by a sweep at
+// least IdleTTL after the last sweep (or its creation) that saw it in use,
+// so never sooner than IdleTTL after its last use, and later by at most
+// the time between sweeps.
 func (g *Guard) Prune() int {
-	g.pruneMu.Lock()
-	defer g.pruneMu.Unlock()
-	return g.sweep(g.cfg.Now())
+	g.ringMu.Lock()
+	defer g.ringMu.Unlock()
+	return g.sweep(g.since(g.cfg.Now()))
 }
 
-// maybeSweep sweeps if IdleTTL/4 has passed since the last sweep and no
-// other sweep or eviction is running.
-func (g *Guard) maybeSweep(now time.Time) {
-	due := func() bool { return now.UnixNano()-g.lastSweep.Load() >= int64(g.cfg.IdleTTL/4) }
-	if due() && g.pruneMu.TryLock() {
-		if due() {
-			g.sweep(now)
-		}
-		g.pruneMu.Unlock()
+// maybeSweep sweeps if IdleTTL/4 has passed since the last sweep. Call
+// with ringMu held.
+func (g *Guard) maybeSweep(now int64) {
+	if now-g.lastSweep >= int64(g.cfg.IdleTTL/4) {
+		g.sweep(now)
 	}
 }
 
-// sweep prunes idle closed records. Call with pruneMu held.
-func (g *Guard) sweep(now time.Time) int {
-	g.lastSweep.Store(now.UnixNano())
+// sweep prunes idle closed records. Call with ringMu held.
+func (g *Guard) sweep(now int64) int {
+	g.lastSweep = now
 	removed := 0
-	g.records.Range(func(_, v any) bool {
-		ep := v.(*endpoint)
-		ep.mu.Lock()
-		idle := false
+	for _, ep := range g.ring {
 		switch {
-		case ep.evicted:
-		case ep.out > 0 || ep.touched:
-			ep.touched = false
-			ep.seen = now
-		case !ep.open && now.Sub(ep.seen) >= g.cfg.IdleTTL:
-			idle = true
-			ep.evicted = true
+		case ep == nil:
+		case ep.out.Load() > 0 || ep.used.Swap(false):
+			ep.seen.Store(now)
+		case ep.rank() < 2 && now-ep.seen.Load() >= int64(g.cfg.IdleTTL):
+			if g.evict(ep, 1) {
+				removed++
+			}
 		}
-		ep.mu.Unlock()
-		if idle {
-			g.forget(ep)
-			removed++
-		}
-		return true
-	})
+	}
 	return removed
 }
 
-// makeRoom evicts records so that a new one fits under MaxEndpoints. Closed
-// records go first, those without any evidence before those with a streak,
-// and among equals the least recently used; open and half-open records go
-// only when no closed one is left, and a record with tickets out never
-// goes. Records without evidence are evicted in a batch of about a
-// sixteenth of the cap, so that a stream of new endpoints does not scan
-// every record for each one; the others only one at a time. When nothing
-// could be evicted, further attempts wait for noRoomBackoff, so that a
-// guard full of busy records does not scan them for every new endpoint.
-func (g *Guard) makeRoom(now time.Time) {
-	if now.UnixNano() < g.noRoomUntil.Load() {
-		return
+// makeRoom evicts records so that a new one fits under MaxEndpoints, and
+// reports whether it did. A clock hand walks the records: one marked in
+// use since the hand last passed has the mark cleared and is passed over
+// once, and one with tickets out is never taken. Closed records without
+// evidence go first, in a batch of about a sixteenth of the cap so that a
+// stream of new endpoints moves the hand a few steps per record on average
+// rather than over every record; then, only when the hand has gone round
+// once without finding one, a single record in order of preference: a
+// closed one without evidence that was in use, a closed one with a
+// streak, an open or half-open one. When nothing could be evicted, further
+// attempts wait for noRoomBackoff, so that a guard full of busy records
+// does not walk them for every new endpoint. Call with ringMu held.
+func (g *Guard) makeRoom(now int64) bool {
+	if now < g.noRoomUntil {
+		return false
 	}
-	g.pruneMu.Lock()
-	defer g.pruneMu.Unlock()
-	max := int64(g.cfg.MaxEndpoints)
-	if g.count.Load() < max {
-		return
-	}
-	defer func() {
-		if g.count.Load() >= max {
-			g.noRoomUntil.Store(now.Add(noRoomBackoff).UnixNano())
+	batch := max(1, g.cfg.MaxEndpoints/16)
+	evicted := 0
+	var fallback [3]*endpoint // the first candidate of each rank the hand passed
+	for range len(g.ring) {
+		if evicted >= batch {
+			break
 		}
-	}()
-	type candidate struct {
-		ep      *endpoint
-		rank    int
-		touched bool
-		seen    time.Time
-	}
-	var cands []candidate
-	g.records.Range(func(_, v any) bool {
-		ep := v.(*endpoint)
-		ep.mu.Lock()
-		if !ep.evicted && ep.out == 0 {
-			cands = append(cands, candidate{ep, ep.rank(), ep.touched, ep.seen})
+		if g.hand >= len(g.ring) {
+			g.hand = 0
 		}
-		ep.mu.Unlock()
-		return true
-	})
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(a.rank, b.rank); c != 0 {
-			return c
+		ep := g.ring[g.hand]
+		g.hand++
+		if ep == nil || ep.out.Load() > 0 {
+			continue
 		}
-		if a.touched != b.touched {
-			if a.touched {
-				return 1
+		rank := ep.rank()
+		if ep.used.Load() {
+			ep.used.Store(false)
+			ep.seen.Store(now)
+			if rank == 0 && fallback[0] == nil {
+				fallback[0] = ep
 			}
-			return -1
+			continue
 		}
-		return a.seen.Compare(b.seen)
-	})
-	batchTarget := max - 1 - max/16
-	for _, c := range cands {
-		n := g.count.Load()
-		if n < max && (c.rank > 0 || n <= batchTarget) {
-			return
+		if rank == 0 {
+			if g.evict(ep, 0) {
+				evicted++
+			}
+			continue
 		}
-		g.evict(c.ep, c.rank)
+		if fallback[rank] == nil {
+			fallback[rank] = ep
+		}
 	}
+	if evicted > 0 {
+		return true
+	}
+	for rank, ep := range fallback {
+		if ep != nil && g.evict(ep, rank) {
+			return true
+		}
+	}
+	g.noRoomUntil = now + int64(noRoomBackoff)
+	return false
 }
 
-// evict removes ep if it is still idle of tickets and holds no more
-// evidence than when it was chosen.
-func (g *Guard) evict(ep *endpoint, rank int) {
+// evict removes ep if it has no tickets out and holds no more evidence
+// than rank. Call with ringMu held.
+//
+// A hot-path Acquire counts its ticket before it reads the flags, and the
+// eviction sets fEvicted before it reads the count: so either the eviction
+// sees the ticket and keeps the record, or the Acquire sees the flag and
+// looks again, never neither.
+func (g *Guard) evict(ep *endpoint, rank int) bool {
 	ep.mu.Lock()
-	ok := !ep.evicted && ep.out == 0 && ep.rank() <= rank
-	if ok {
-		ep.evicted = true
-		ep.endCycle()
+	defer ep.mu.Unlock()
+	if ep.evicted || ep.out.Load() != 0 || ep.rank() > rank {
+		return false
 	}
-	ep.mu.Unlock()
-	if ok {
-		g.forget(ep)
+	ep.flags.Or(fEvicted)
+	if ep.out.Load() != 0 {
+		ep.flags.And(^uint32(fEvicted))
+		return false
 	}
-}
-
-// forget drops an evicted record from the map. A goroutine that loaded it
-// just before sees evicted under its lock and looks the key up again.
-func (g *Guard) forget(ep *endpoint) {
-	if g.records.CompareAndDelete(ep.key, ep) {
-		g.count.Add(-1)
-	}
+	ep.evicted = true
+	ep.endCycle()
+	// Under ringMu nobody else deletes or creates this key.
+	g.records.Delete(ep.key)
+	g.count.Add(-1)
+	g.ring[ep.slot] = nil
+	g.free = append(g.free, ep.slot)
+	return true
 }

@@ -32,7 +32,8 @@ func TestRules(t *testing.T) {
 			{do: "acquire", tk: "a"}, {do: "fail", tk: "a"},
 			{at: 10 * s, do: "acquire", tk: "b"}, {at: 10 * s, do: "fail", tk: "b"},
 			{at: 20 * s, do: "acquire", want: "open 20s"},
-			{at: 40*s - 1, do: "acquire", want: "open 1ns"},
+			// RetryAfter is rounded up to a whole millisecond.
+			{at: 40*s - 1, do: "acquire", want: "open 1ms"},
 			{at: 40*s - 1, do: "state", want: "open"},
 			{at: 40 * s, do: "state", want: "half-open"},
 			{at: 40 * s, do: "acquire", tk: "t", want: "trial"},

@@ -44,7 +44,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 			Endpoint:      ep.key,
 			State:         ep.state(now),
 			Failures:      ep.fails,
-			TicketsOut:    ep.out,
+			TicketsOut:    int(ep.out.Load()),
 			TrialOut:      ep.trial != 0,
 			Probing:       ep.probe != nil,
 			LastFailure:   ep.last,

@@ -6,21 +6,32 @@ import (
 	"github.com/hostguard/hostguard/failure"
 )
 
+// Kinds of ticket.
+const (
+	kTrial  = 1 << iota // holds the half-open trial slot
+	kExempt             // never refused; failures never count
+)
+
 // Ticket is permission to contact one endpoint once. Settle it with
 // exactly one of Answered or Failed, and call Release in a defer: Release
 // is the cleanup for every path that reported nothing (a panic, an early
 // return) and a no-op after a report, so calling it always is correct.
 // Every method is safe to call more than once, concurrently, and on a nil
 // *Ticket; only the first settling call counts.
+//
+// A Ticket is 24 bytes, the one allocation of the hot path: the key lives
+// in the record, and a ticket the guard does not track (disabled, or no
+// room) points to a record of its own that belongs to no guard.
 type Ticket struct {
-	g      *Guard
-	ep     *endpoint // nil when the guard tracked nothing: disabled or full
-	key    string
-	id     admission
-	epoch  uint64
-	trial  bool
-	exempt bool
-	done   atomic.Bool
+	ep   *endpoint // for an untracked ticket, a stub whose g is nil
+	seq  uint64    // admission number within ep
+	kind uint8
+	done atomic.Bool
+}
+
+// untracked returns a ticket for key that reports nothing anywhere.
+func untracked(key string) *Ticket {
+	return &Ticket{ep: &endpoint{key: key}}
 }
 
 // Endpoint returns the endpoint key the ticket was issued for.
@@ -28,39 +39,40 @@ func (t *Ticket) Endpoint() string {
 	if t == nil {
 		return ""
 	}
-	return t.key
+	return t.ep.key
 }
 
 // Trial reports whether the ticket holds the endpoint's half-open trial
 // slot: the one request whose outcome decides whether the endpoint closes
 // or opens again.
 func (t *Ticket) Trial() bool {
-	return t != nil && t.trial
+	return t != nil && t.kind&kTrial != 0
 }
 
 // Answered reports that the host sent an HTTP response, of any status: it
 // is reachable, so the endpoint's record is cleared. An answer is recorded
 // even while the guard is disabled and even from a ticket issued before a
 // Reset, because it can only make the guard contact the host sooner.
+//
+// On a closed endpoint without a streak it takes no lock.
 func (t *Ticket) Answered() {
 	if !t.settle() {
 		return
 	}
 	ep := t.ep
-	ep.mu.Lock()
-	ep.out--
-	ep.touched = true
-	if !ep.open && ep.fails == 0 {
-		// The hot path: nothing to clear.
-		ep.mu.Unlock()
+	ep.out.Add(-1)
+	if ep.flags.Load()&fEvidence == 0 {
+		// The hot path: nothing to clear. A failure counted after this
+		// load is news the answer came before.
 		return
 	}
+	ep.mu.Lock()
 	var tr transitions
-	ep.observe(t.g.cfg.Now(), &tr)
+	ep.observe(ep.g.cfg.Now(), &tr)
 	ep.clear()
 	tr.add(ep, Closed)
 	ep.mu.Unlock()
-	t.g.report(ep.key, &tr)
+	ep.g.report(ep.key, &tr)
 }
 
 // Failed reports that the request ended without any HTTP response. The
@@ -76,22 +88,22 @@ func (t *Ticket) Failed(err error) {
 		return
 	}
 	class := failure.Classify(err)
+	ep := t.ep
+	g := ep.g
 	// Read the kill switch before locking: it is caller code.
-	disabled := t.g.cfg.Disabled()
-	g, ep := t.g, t.ep
+	disabled := g.cfg.Disabled()
 	ep.mu.Lock()
-	ep.out--
-	ep.touched = true
+	ep.out.Add(-1)
 	owner := t.ownsTrial()
 	if owner {
-		ep.trial = 0
+		ep.setTrial(0)
 	}
 	// While the record is open the boundary check alone admits only its
 	// trial: the tripping failure moved the boundary past every ticket
 	// admitted before it, and an open record admits nothing else that
 	// counts. That is why a late sibling can never start a new open period.
-	counted := !disabled && !t.exempt && class.HostLevel() && t.epoch == ep.epoch &&
-		t.id.after(ep.boundary)
+	counted := !disabled && t.kind&kExempt == 0 && class.HostLevel() &&
+		t.seq > ep.resetSeq && t.seq > ep.boundary
 	if !counted {
 		ep.mu.Unlock()
 		return
@@ -99,7 +111,7 @@ func (t *Ticket) Failed(err error) {
 	now := g.cfg.Now()
 	var tr transitions
 	ep.observe(now, &tr)
-	ep.boundary = admission{ep.serial, ep.seq}
+	ep.boundary = ep.seq.Load()
 	ep.last, ep.lastAt = class, now
 	if owner {
 		ep.fails++
@@ -125,11 +137,13 @@ func (t *Ticket) Release() {
 		return
 	}
 	ep := t.ep
+	ep.out.Add(-1)
+	if t.kind&kTrial == 0 {
+		return
+	}
 	ep.mu.Lock()
-	ep.out--
-	ep.touched = true
 	if t.ownsTrial() {
-		ep.trial = 0
+		ep.setTrial(0)
 	}
 	ep.mu.Unlock()
 }
@@ -137,12 +151,14 @@ func (t *Ticket) Release() {
 // settle marks the ticket used and reports whether this call is the one
 // that must update its record.
 func (t *Ticket) settle() bool {
-	return t != nil && t.ep != nil && t.done.CompareAndSwap(false, true)
+	// The load first: Release after a report, the common case, then
+	// costs no locked instruction.
+	return t != nil && t.ep.g != nil && !t.done.Load() && t.done.CompareAndSwap(false, true)
 }
 
 // ownsTrial reports whether the record's trial slot is this ticket's. The
-// slot is named by the admission seq, unique within the record, so a
+// slot is named by the admission number, unique within the record, so a
 // ticket can only ever free its own slot. Call with t.ep.mu held.
 func (t *Ticket) ownsTrial() bool {
-	return t.trial && t.ep.trial == t.id.seq
+	return t.kind&kTrial != 0 && t.ep.trial == t.seq
 }
