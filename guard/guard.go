@@ -116,9 +116,9 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 		}
 		if f&fEvicted != 0 {
 			// The eviction decides under the record's lock; once it is
-			// free, the record is either gone from the map or kept.
-			ep.mu.Lock()
-			ep.mu.Unlock()
+			// free, the record is either gone from the map or kept, and
+			// the next look finds which.
+			ep.awaitEviction()
 			continue
 		}
 		if t, err, ok := g.admitOpen(ep, f); ok {

@@ -139,3 +139,10 @@ func (g *Guard) evict(ep *endpoint, rank int) bool {
 	g.free = append(g.free, ep.slot)
 	return true
 }
+
+// awaitEviction returns once an eviction that has set fEvicted on ep has
+// decided, since it decides holding ep's lock.
+func (ep *endpoint) awaitEviction() {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+}
