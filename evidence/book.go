@@ -78,7 +78,7 @@ func (b *Book) Record(ctx context.Context, c Check) error {
 	if c.Verdict == Unknown && reason == ReasonNone {
 		reason = ReasonError
 	}
-	err := b.st.EvidenceRecord(ctx, RecordParams{
+	err := b.st.EvidenceRecord(ctx, StoreRecordParams{
 		Row: Row{
 			Key:       Key{Fingerprint: b.CurrentFingerprint(), Subject: c.Subject, Source: c.Source},
 			Verdict:   c.Verdict,
@@ -231,7 +231,7 @@ func (b *Book) Prune(ctx context.Context) (int64, error) {
 	}
 	var total int64
 	for {
-		n, err := b.st.EvidencePrune(ctx, PruneParams{MaxRows: b.cfg.MaxRows, Batch: pruneBatch})
+		n, err := b.st.EvidencePrune(ctx, StorePruneParams{MaxRows: b.cfg.MaxRows, Batch: pruneBatch})
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("evidence: prune: %w", err)

@@ -117,7 +117,7 @@ func (b *Book) refresh(ctx context.Context) error {
 	gen := b.gen.Load()
 	fp := b.CurrentFingerprint()
 	now := b.now()
-	rows, err := b.st.EvidenceSummaries(ctx, SummariesParams{
+	rows, err := b.st.EvidenceSummaries(ctx, StoreSummariesParams{
 		Fingerprint:   fp,
 		PositiveSince: now.Add(-b.cfg.TTL),
 		NegativeSince: now.Add(-b.cfg.NegativeTTL),

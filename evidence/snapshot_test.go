@@ -27,7 +27,7 @@ func newGated(t *testing.T) *gatedStore {
 	return &gatedStore{Store: sqlitetest.Open(t), started: make(chan struct{}, 16), gate: make(chan struct{})}
 }
 
-func (g *gatedStore) EvidenceSummaries(ctx context.Context, p evidence.SummariesParams) ([]evidence.SummaryRow, error) {
+func (g *gatedStore) EvidenceSummaries(ctx context.Context, p evidence.StoreSummariesParams) ([]evidence.SummaryRow, error) {
 	g.calls.Add(1)
 	g.started <- struct{}{}
 	select {

@@ -14,7 +14,7 @@ type Store interface {
 	// and an Unknown never replaces Available or Unavailable. After the
 	// write, if the table holds more than MaxRows rows, up to TrimBatch of
 	// the oldest rows (by checked time) are deleted.
-	EvidenceRecord(ctx context.Context, p RecordParams) error
+	EvidenceRecord(ctx context.Context, p StoreRecordParams) error
 	// EvidenceGet returns the stored row for one key; ok is false if there
 	// is none.
 	EvidenceGet(ctx context.Context, k Key) (row Row, ok bool, err error)
@@ -25,13 +25,13 @@ type Store interface {
 	// has a positive checked after PositiveSince or a negative checked after
 	// NegativeSince, how many sources hold each. Subjects with neither are
 	// left out.
-	EvidenceSummaries(ctx context.Context, p SummariesParams) ([]SummaryRow, error)
+	EvidenceSummaries(ctx context.Context, p StoreSummariesParams) ([]SummaryRow, error)
 	// EvidenceInvalidate deletes every Available row whose fingerprint is
 	// not Keep and returns how many it deleted.
 	EvidenceInvalidate(ctx context.Context, keep string) (int64, error)
 	// EvidencePrune deletes up to Batch of the oldest rows while the table
 	// holds more than MaxRows, and returns how many it deleted.
-	EvidencePrune(ctx context.Context, p PruneParams) (int64, error)
+	EvidencePrune(ctx context.Context, p StorePruneParams) (int64, error)
 	// EvidenceCount returns how many rows the table holds.
 	EvidenceCount(ctx context.Context) (int64, error)
 }
@@ -49,8 +49,8 @@ type Row struct {
 	CheckedAt time.Time
 }
 
-// RecordParams is the input of Store.EvidenceRecord.
-type RecordParams struct {
+// StoreRecordParams is the input of Store.EvidenceRecord.
+type StoreRecordParams struct {
 	Row
 	// MaxRows is the table's cap; 0 means no cap.
 	MaxRows int
@@ -60,8 +60,8 @@ type RecordParams struct {
 	TrimBatch int
 }
 
-// SummariesParams is the input of Store.EvidenceSummaries.
-type SummariesParams struct {
+// StoreSummariesParams is the input of Store.EvidenceSummaries.
+type StoreSummariesParams struct {
 	Fingerprint   string
 	PositiveSince time.Time
 	NegativeSince time.Time
@@ -75,8 +75,8 @@ type SummaryRow struct {
 	CheckedAt time.Time // newest counted check
 }
 
-// PruneParams is the input of Store.EvidencePrune.
-type PruneParams struct {
+// StorePruneParams is the input of Store.EvidencePrune.
+type StorePruneParams struct {
 	MaxRows int
 	Batch   int
 }

@@ -15,7 +15,7 @@ import (
 // runs in the same transaction (one commit) and may under-delete when two
 // nodes trim together (both pick the same oldest rows), never over-delete;
 // the next write catches up.
-func (s *Store) EvidenceRecord(ctx context.Context, p evidence.RecordParams) error {
+func (s *Store) EvidenceRecord(ctx context.Context, p evidence.StoreRecordParams) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO evidence (fingerprint, subject, source, verdict, reason, checked_at)
@@ -97,7 +97,7 @@ func (s *Store) EvidenceSubject(ctx context.Context, fingerprint, subject string
 }
 
 // EvidenceSummaries implements evidence.Store.
-func (s *Store) EvidenceSummaries(ctx context.Context, p evidence.SummariesParams) ([]evidence.SummaryRow, error) {
+func (s *Store) EvidenceSummaries(ctx context.Context, p evidence.StoreSummariesParams) ([]evidence.SummaryRow, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT subject, pos, neg, newest FROM (
 			SELECT subject,
@@ -135,7 +135,7 @@ func (s *Store) EvidenceInvalidate(ctx context.Context, keep string) (int64, err
 }
 
 // EvidencePrune implements evidence.Store.
-func (s *Store) EvidencePrune(ctx context.Context, p evidence.PruneParams) (int64, error) {
+func (s *Store) EvidencePrune(ctx context.Context, p evidence.StorePruneParams) (int64, error) {
 	if p.MaxRows <= 0 || p.Batch <= 0 {
 		return 0, nil
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // EvidenceRecord implements evidence.Store.
-func (s *Store) EvidenceRecord(ctx context.Context, p evidence.RecordParams) error {
+func (s *Store) EvidenceRecord(ctx context.Context, p evidence.StoreRecordParams) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO evidence (fingerprint, subject, source, verdict, reason, checked_at)
@@ -90,7 +90,7 @@ func (s *Store) EvidenceSubject(ctx context.Context, fingerprint, subject string
 }
 
 // EvidenceSummaries implements evidence.Store.
-func (s *Store) EvidenceSummaries(ctx context.Context, p evidence.SummariesParams) ([]evidence.SummaryRow, error) {
+func (s *Store) EvidenceSummaries(ctx context.Context, p evidence.StoreSummariesParams) ([]evidence.SummaryRow, error) {
 	pos, neg := micros(p.PositiveSince), micros(p.NegativeSince)
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT subject,
@@ -134,7 +134,7 @@ func (s *Store) EvidenceInvalidate(ctx context.Context, keep string) (int64, err
 }
 
 // EvidencePrune implements evidence.Store.
-func (s *Store) EvidencePrune(ctx context.Context, p evidence.PruneParams) (int64, error) {
+func (s *Store) EvidencePrune(ctx context.Context, p evidence.StorePruneParams) (int64, error) {
 	if p.MaxRows <= 0 || p.Batch <= 0 {
 		return 0, nil
 	}

@@ -22,8 +22,8 @@ func evidenceStore(t testing.TB, h *Harness) evidence.Store {
 // engines store exactly.
 var evidenceT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func evRow(fp, subject, source string, v evidence.Verdict, at time.Time) evidence.RecordParams {
-	p := evidence.RecordParams{Row: evidence.Row{
+func evRow(fp, subject, source string, v evidence.Verdict, at time.Time) evidence.StoreRecordParams {
+	p := evidence.StoreRecordParams{Row: evidence.Row{
 		Key:     evidence.Key{Fingerprint: fp, Subject: subject, Source: source},
 		Verdict: v, CheckedAt: at,
 	}}
@@ -93,7 +93,7 @@ func testEvidence(t *testing.T, newHarness NewFunc) {
 	t.Run("subject rows and summaries", func(t *testing.T) {
 		t.Parallel()
 		st := evidenceStore(t, newHarness(t))
-		recs := []evidence.RecordParams{
+		recs := []evidence.StoreRecordParams{
 			evRow("fp", "a", "s2", evidence.Available, evidenceT0.Add(10*time.Second)),
 			evRow("fp", "a", "s1", evidence.Unavailable, evidenceT0.Add(20*time.Second)),
 			evRow("fp", "a", "s3", evidence.Available, evidenceT0.Add(-time.Hour)), // too old to count
@@ -120,7 +120,7 @@ func testEvidence(t *testing.T, newHarness NewFunc) {
 		if fmt.Sprint(got) != "[s1=unavailable s2=available s3=available]" {
 			t.Fatalf("subject rows = %v", got)
 		}
-		sums, err := st.EvidenceSummaries(ctx(t), evidence.SummariesParams{
+		sums, err := st.EvidenceSummaries(ctx(t), evidence.StoreSummariesParams{
 			Fingerprint:   "fp",
 			PositiveSince: evidenceT0.Add(-time.Minute),
 			NegativeSince: evidenceT0,
@@ -146,7 +146,7 @@ func testEvidence(t *testing.T, newHarness NewFunc) {
 	t.Run("invalidate drops positives of other fingerprints only", func(t *testing.T) {
 		t.Parallel()
 		st := evidenceStore(t, newHarness(t))
-		for i, r := range []evidence.RecordParams{
+		for i, r := range []evidence.StoreRecordParams{
 			evRow("old", "a", "s1", evidence.Available, evidenceT0),
 			evRow("old", "b", "s1", evidence.Available, evidenceT0),
 			evRow("old", "c", "s1", evidence.Unavailable, evidenceT0),
@@ -216,7 +216,7 @@ func testEvidence(t *testing.T, newHarness NewFunc) {
 		}
 		var batches []int64
 		for range 20 {
-			n, err := st.EvidencePrune(ctx(t), evidence.PruneParams{MaxRows: 20, Batch: 7})
+			n, err := st.EvidencePrune(ctx(t), evidence.StorePruneParams{MaxRows: 20, Batch: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,7 +296,7 @@ func testEvidence(t *testing.T, newHarness NewFunc) {
 		if err != nil || n < maxRows || n > maxRows+writers {
 			t.Fatalf("count = %d, %v; want %d..%d", n, err, maxRows, maxRows+writers)
 		}
-		if _, err := stores[2].EvidencePrune(ctx(t), evidence.PruneParams{MaxRows: maxRows, Batch: 100}); err != nil {
+		if _, err := stores[2].EvidencePrune(ctx(t), evidence.StorePruneParams{MaxRows: maxRows, Batch: 100}); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := stores[2].EvidenceCount(ctx(t)); err != nil || n != maxRows {
