@@ -5,7 +5,7 @@
 //
 //	st, err := hostguard.Open(ctx, "hostguard.db")           // embedded SQLite
 //	st, err := hostguard.Open(ctx, "postgres://u@db/hostguard") // shared PostgreSQL
-//	tracker := health.New(st, health.Config{})
+//	tracker, err := health.New(st, health.Config{})
 package hostguard
 
 import (

@@ -42,7 +42,11 @@ var benchStores = []struct {
 var benchNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func benchTracker(st health.Store) *health.Tracker {
-	return health.New(st, health.Config{OutageAfter: -1, Logger: slog.New(slog.DiscardHandler)})
+	tr, err := health.New(st, health.Config{OutageAfter: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	return tr
 }
 
 // BenchmarkTouch measures one Touch (one upsert) on a table of 1000 names.

@@ -35,20 +35,17 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestNewPanicsOnProgrammingErrors(t *testing.T) {
+func TestNewReturnsErrors(t *testing.T) {
 	t.Parallel()
-	mustPanic := func(what string, f func()) {
-		t.Helper()
-		defer func() {
-			if recover() == nil {
-				t.Errorf("%s: want a panic", what)
-			}
-		}()
-		f()
+	if tr, err := health.New(nil, health.Config{}); err == nil || tr != nil {
+		t.Errorf("New(nil store) = %v, %v; want an error", tr, err)
 	}
-	mustPanic("nil store", func() { health.New(nil, health.Config{}) })
 	b := setup(t, health.Config{})
-	mustPanic("bad schedule", func() { health.New(b.store, health.Config{Schedule: []time.Duration{0}}) })
+	tr, err := health.New(b.store, health.Config{Schedule: []time.Duration{0}})
+	var ie *health.InputError
+	if !errors.As(err, &ie) || ie.Field != "schedule[0]" || tr != nil {
+		t.Errorf("New(bad schedule) = %v, %v; want the InputError of Validate", tr, err)
+	}
 }
 
 func TestScheduleIsCopied(t *testing.T) {

@@ -25,10 +25,14 @@ func Example() {
 
 	// A fixed clock keeps the output stable; real programs leave Now nil.
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	tr := health.New(st, health.Config{
+	tr, err := health.New(st, health.Config{
 		Now:    func() time.Time { return now },
 		Logger: slog.New(slog.DiscardHandler),
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	// Some host must answer before failures count: until then this process
 	// may simply be offline.

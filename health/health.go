@@ -31,20 +31,19 @@ type Tracker struct {
 
 const noSuccess = math.MinInt64
 
-// New returns a Tracker over store. It panics if store is nil or cfg does not
-// pass Validate: both are programming errors, and a Tracker that failed
-// later on every call would hide them.
-func New(store Store, cfg Config) *Tracker {
+// New returns a Tracker over store. It fails when store is nil, and with
+// the *InputError of Config.Validate when cfg is bad.
+func New(store Store, cfg Config) (*Tracker, error) {
 	if store == nil {
-		panic(errNilStore)
+		return nil, errNilStore
 	}
 	if err := cfg.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	cfg = cfg.withDefaults()
 	t := &Tracker{store: store, cfg: cfg, epoch: cfg.Now()}
 	t.lastOK.Store(noSuccess)
-	return t
+	return t, nil
 }
 
 // Result is what one touch did.

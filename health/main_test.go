@@ -109,13 +109,19 @@ func setup(t *testing.T, cfg health.Config) *bundle {
 		cfg.Logger = slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	b.cfg = cfg
-	b.tr = health.New(b.store, cfg)
+	b.tr = b.restart()
 	return b
 }
 
 // restart makes a new Tracker over the same store, as a restarted process
 // would.
-func (b *bundle) restart() *health.Tracker { return health.New(b.store, b.cfg) }
+func (b *bundle) restart() *health.Tracker {
+	tr, err := health.New(b.store, b.cfg)
+	if err != nil {
+		panic(err) // the tests' configurations are valid
+	}
+	return tr
+}
 
 func bg() context.Context { return context.Background() }
 

@@ -64,7 +64,10 @@ func serveOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, opts ...f
 	ctx := context.Background()
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	tracker := health.New(st, health.Config{Now: clock.Now, Logger: log})
+	tracker, err := health.New(st, health.Config{Now: clock.Now, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sched, err := retry.New(st, retry.Config{Now: clock.Now, Jitter: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -53,8 +53,12 @@ func daemonWith(t *testing.T, token string, feeds []server.Feed) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tracker, err := health.New(st, health.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Token: token, Logger: log, AllowPrivate: true, Budget: bud,
-		Health: health.New(st, health.Config{Logger: log}), Retry: sched,
+		Health: tracker, Retry: sched,
 		Elector: el, Evidence: book, FeedStore: st, Feeds: feeds})
 	if err != nil {
 		t.Fatal(err)

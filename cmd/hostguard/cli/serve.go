@@ -390,7 +390,10 @@ func runDaemon(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if file.looseKey {
 		log.Warn("hostguard: the configuration file holds an API key and others may read it; use api_key_env, or chmod 600 the file", "config", o.config)
 	}
-	tracker := health.New(st, health.Config{Logger: log})
+	tracker, err := health.New(st, health.Config{Logger: log})
+	if err != nil {
+		return err
+	}
 	sched, err := retry.New(st, retry.Config{})
 	if err != nil {
 		return err
