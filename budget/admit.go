@@ -277,7 +277,7 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 }
 
 // sortCharges orders the charges by (Scope, Kind) in byte order, the lock
-// order of LedgerKeys, keeping why in step: BudgetCancel then touches the
+// lock order of the stores, keeping why in step: BudgetCancel then touches the
 // counters in the same order as every admission.
 func sortCharges(pl *plan) {
 	sort.Sort(byKey{pl})
@@ -339,6 +339,10 @@ func (b *Budget) run(ctx context.Context, pl *plan) (Grant, bool, error) {
 		return Grant{}, false, &PacedError{Source: pl.params.PaceKey, RetryAfter: max(res.Slot.Sub(pl.params.Now), 0)}
 	}
 	c, w := pl.params.Charges[res.Refused], pl.why[res.Refused]
+	resetAt := pl.params.Day.AddDate(0, 0, 1)
+	if res.Closed && !res.ClosedUntil.IsZero() && res.ClosedUntil.Before(resetAt) {
+		resetAt = res.ClosedUntil.UTC()
+	}
 	return Grant{}, false, &ExhaustedError{
 		Allowance: w.allowance,
 		Reserved:  w.reserved,
@@ -347,6 +351,6 @@ func (b *Budget) run(ctx context.Context, pl *plan) (Grant, bool, error) {
 		Limit:     c.Limit,
 		Used:      res.Used,
 		Reported:  res.Closed,
-		ResetAt:   pl.params.Day.AddDate(0, 0, 1),
+		ResetAt:   resetAt,
 	}
 }

@@ -182,7 +182,7 @@ func TestForegroundIsRecordedButNeverRefused(t *testing.T) {
 	src := smallSource()
 	src.Pace = 10 * time.Second
 	f := setup(t, budget.Config{Sources: []budget.Source{src}})
-	f.b.Pause(true)
+	f.b.Pause(ctx(t), true)
 	for range 15 { // more than the allowance of 10, while paused
 		if _, err := f.b.Admit(ctx(t), budget.AdmitParams{Source: "idx", Kind: budget.KindForeground}); err != nil {
 			t.Fatalf("foreground: %v", err)
@@ -208,7 +208,7 @@ func TestForegroundIsRecordedButNeverRefused(t *testing.T) {
 		t.Fatalf("cluster foreground line %+v; want 17 used, not limited", l)
 	}
 	// Background work keeps its pace after foreground requests.
-	f.b.Pause(false)
+	f.b.Pause(ctx(t), false)
 	f.clock.Advance(9 * time.Second)
 	_, err := f.b.Admit(ctx(t), budget.AdmitParams{Source: "idx", Kind: budget.KindHeadPoll})
 	var pe *budget.PacedError
@@ -235,7 +235,7 @@ func TestPause(t *testing.T) {
 			t.Fatalf("Wait %+v while paused: %v; want ErrPaused", p, err)
 		}
 	}
-	f.b.Pause(false)
+	f.b.Pause(ctx(t), false)
 	if _, err := f.b.Admit(ctx(t), budget.AdmitParams{Source: "idx", Kind: budget.KindHeadPoll}); err != nil {
 		t.Fatalf("after resuming: %v", err)
 	}
@@ -254,7 +254,7 @@ func TestConfigChangesApplyToTheNextAdmission(t *testing.T) {
 	// Lower the limit below today's usage: the next admission is refused.
 	src := smallSource()
 	src.OwnerDailyLimit = budget.Int(30) // allowance 3
-	if err := f.b.SetSource(src); err != nil {
+	if err := f.b.SetSource(ctx(t), src); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.b.Admit(ctx(t), p); !errors.Is(err, budget.ErrExhausted) {
@@ -262,7 +262,7 @@ func TestConfigChangesApplyToTheNextAdmission(t *testing.T) {
 	}
 	// A gentler share of a higher limit: 5 % of 200 = 10.
 	src.OwnerDailyLimit, src.Share = budget.Int(200), budget.ShareGentle
-	if err := f.b.SetSource(src); err != nil {
+	if err := f.b.SetSource(ctx(t), src); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.source(t, "idx"); s.Allowance != 10 || s.Share != "gentle" || s.DailyLimit != 200 || s.LimitFrom != budget.LimitFromOwner {
@@ -273,30 +273,30 @@ func TestConfigChangesApplyToTheNextAdmission(t *testing.T) {
 	}
 	// Removing the override of a configured source restores its base
 	// settings; the base itself cannot be removed at run time.
-	if err := f.b.RemoveSource("idx"); err != nil {
+	if err := f.b.RemoveSource(ctx(t), "idx"); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.source(t, "idx"); s.Allowance != 10 || s.Share != "normal" || s.DailyLimit != 100 {
 		t.Fatalf("after removing the override: %+v; want the base's normal 10 of 100", s)
 	}
-	if err := f.b.RemoveSource("idx"); !errors.Is(err, budget.ErrConfiguredSource) {
+	if err := f.b.RemoveSource(ctx(t), "idx"); !errors.Is(err, budget.ErrConfiguredSource) {
 		t.Fatalf("removing a configured source without override: %v; want ErrConfiguredSource", err)
 	}
 	// A source that exists only as an override is gone once removed.
 	extra := budget.AdmitParams{Source: "extra", Kind: budget.KindHeadPoll}
-	if err := f.b.SetSource(budget.Source{Name: "extra", Pace: budget.NoPace}); err != nil {
+	if err := f.b.SetSource(ctx(t), budget.Source{Name: "extra", Pace: budget.NoPace}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.b.Admit(ctx(t), extra); err != nil {
 		t.Fatalf("a source added at run time: %v", err)
 	}
-	if err := f.b.RemoveSource("extra"); err != nil {
+	if err := f.b.RemoveSource(ctx(t), "extra"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.b.Admit(ctx(t), extra); !errors.Is(err, budget.ErrUnknownSource) {
 		t.Fatalf("after removing the source: %v; want ErrUnknownSource", err)
 	}
-	if err := f.b.RemoveSource("extra"); !errors.Is(err, budget.ErrUnknownSource) {
+	if err := f.b.RemoveSource(ctx(t), "extra"); !errors.Is(err, budget.ErrUnknownSource) {
 		t.Fatalf("removing twice: %v; want ErrUnknownSource", err)
 	}
 }
@@ -304,10 +304,10 @@ func TestConfigChangesApplyToTheNextAdmission(t *testing.T) {
 func TestReportedLimit(t *testing.T) {
 	t.Parallel()
 	f := setup(t, budget.Config{Sources: []budget.Source{{Name: "a"}, {Name: "b", OwnerDailyLimit: budget.Int(50)}}})
-	if err := f.b.ReportLimit("a", 300); err != nil {
+	if err := f.b.ReportLimit(ctx(t), "a", 300); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.b.ReportLimit("b", 300); err != nil {
+	if err := f.b.ReportLimit(ctx(t), "b", 300); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.source(t, "a"); s.Allowance != 30 || s.LimitFrom != budget.LimitFromReported {
@@ -316,16 +316,16 @@ func TestReportedLimit(t *testing.T) {
 	if s := f.source(t, "b"); s.Allowance != 5 || s.LimitFrom != budget.LimitFromOwner {
 		t.Fatalf("b: %+v; want 5: the owner's 50 wins over the reported 300", s)
 	}
-	if err := f.b.ReportLimit("a", 0); err != nil {
+	if err := f.b.ReportLimit(ctx(t), "a", 0); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.source(t, "a"); s.Allowance != 100 || s.LimitFrom != budget.LimitFromDefault {
 		t.Fatalf("a after a zero report: %+v; want the default 1000 → 100", s)
 	}
-	if err := f.b.ReportLimit("a", -1); err == nil {
+	if err := f.b.ReportLimit(ctx(t), "a", -1); err == nil {
 		t.Fatal("negative reported limit accepted")
 	}
-	if err := f.b.ReportLimit("nope", 10); !errors.Is(err, budget.ErrUnknownSource) {
+	if err := f.b.ReportLimit(ctx(t), "nope", 10); !errors.Is(err, budget.ErrUnknownSource) {
 		t.Fatalf("unknown source: %v", err)
 	}
 }
@@ -364,6 +364,57 @@ func TestMarkExhaustedLastsTheRestOfTheDay(t *testing.T) {
 	}
 }
 
+func TestMarkExhaustedUntilAnInstant(t *testing.T) {
+	t.Parallel()
+	src := smallSource()
+	src.Pace = budget.NoPace
+	f := setup(t, budget.Config{Sources: []budget.Source{src}})
+	p := budget.AdmitParams{Source: "idx", Kind: budget.KindHeadPoll}
+	back := noon.Add(10 * time.Minute)
+	steps := []struct {
+		at      time.Duration // from noon
+		until   time.Time     // MarkExhausted's argument; zero: none this step
+		resetAt time.Time     // zero: admitted
+	}{
+		{0, back, back},
+		{5 * time.Minute, noon.Add(7 * time.Minute), back}, // a shorter mark does not shorten it
+		{10*time.Minute - time.Microsecond, time.Time{}, back},
+		{10 * time.Minute, time.Time{}, time.Time{}},
+		// Beyond the day: the mark ends with the day's counters.
+		{11 * time.Minute, noon.Add(48 * time.Hour), time.Date(2025, 3, 15, 0, 0, 0, 0, time.UTC)},
+	}
+	for i, s := range steps {
+		f.clock.Set(noon.Add(s.at))
+		if !s.until.IsZero() {
+			if err := f.b.MarkExhausted(ctx(t), "idx", s.until); err != nil {
+				t.Fatalf("step %d: MarkExhausted: %v", i, err)
+			}
+		}
+		_, err := f.b.Admit(ctx(t), p)
+		var ex *budget.ExhaustedError
+		switch {
+		case s.resetAt.IsZero() && err != nil:
+			t.Fatalf("step %d: %v; want admitted", i, err)
+		case !s.resetAt.IsZero() && (!errors.As(err, &ex) || !ex.Reported || !ex.ResetAt.Equal(s.resetAt)):
+			t.Fatalf("step %d: %v; want exhausted as reported, resetting at %v", i, err, s.resetAt)
+		}
+		if r := f.source(t, "idx"); r.Exhausted != !s.resetAt.IsZero() || !r.ExhaustedUntil.Equal(s.resetAt) {
+			t.Fatalf("step %d: report exhausted %v until %v; want until %v", i, r.Exhausted, r.ExhaustedUntil, s.resetAt)
+		}
+	}
+	// A mark that would already be over is refused and changes nothing.
+	for _, until := range []time.Time{f.clock.Now(), f.clock.Now().Add(-time.Hour)} {
+		var ie *budget.InputError
+		if err := f.b.MarkExhausted(ctx(t), "idx", until); !errors.As(err, &ie) || ie.Field != "until" {
+			t.Errorf("MarkExhausted(until %v) = %v; want an InputError for until", until, err)
+		}
+	}
+	var ie *budget.InputError
+	if err := f.b.MarkExhausted(ctx(t), "a\x00", time.Time{}); !errors.As(err, &ie) || ie.Field != "source" {
+		t.Errorf("MarkExhausted with a NUL in the source = %v; want an InputError for source", err)
+	}
+}
+
 func TestTotalCapsAllSources(t *testing.T) {
 	t.Parallel()
 	a := budget.Source{Name: "a", Pace: budget.NoPace}
@@ -379,7 +430,7 @@ func TestTotalCapsAllSources(t *testing.T) {
 		t.Fatal("setup admissions refused")
 	}
 	// A total set during the day counts the day's earlier work.
-	if err := f.b.SetLimits(budget.Limits{Total: budget.Int(8)}); err != nil {
+	if err := f.b.SetLimits(ctx(t), budget.Limits{Total: budget.Int(8)}); err != nil {
 		t.Fatal(err)
 	}
 	// Gap pages may use 8 - 2 used - 4 reserved = 2.
@@ -396,7 +447,7 @@ func TestTotalCapsAllSources(t *testing.T) {
 	if r.Total.Used != 8 || r.Total.Allowance != 8 || r.Total.Remaining != 0 {
 		t.Fatalf("total line %+v; want 8 of 8", r.Total)
 	}
-	if err := f.b.SetLimits(budget.Limits{Total: budget.Int(0)}); err != nil {
+	if err := f.b.SetLimits(ctx(t), budget.Limits{Total: budget.Int(0)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.b.Admit(ctx(t), hp("a")); !errors.Is(err, budget.ErrDisabled) {
@@ -521,11 +572,11 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.SetSource(budget.Source{Name: "a", Pace: budget.MaxPace + 1}); err == nil {
+	if err := b.SetSource(ctx(t), budget.Source{Name: "a", Pace: budget.MaxPace + 1}); err == nil {
 		t.Error("SetSource accepted a bad pace")
 	}
 	var ie *budget.InputError
-	if err := b.SetLimits(budget.Limits{Total: budget.Int(-1)}); !errors.As(err, &ie) || ie.Field != "total" {
+	if err := b.SetLimits(ctx(t), budget.Limits{Total: budget.Int(-1)}); !errors.As(err, &ie) || ie.Field != "total" {
 		t.Errorf("SetLimits: %v; want an error naming total", err)
 	}
 	if len(b.Sources()) != 0 || b.Limits().Total != nil {

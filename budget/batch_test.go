@@ -6,8 +6,10 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/budgetstore"
 )
 
 // memStore is just enough of a store for the batching tests: counters and
@@ -20,7 +22,7 @@ type memStore struct {
 	release chan struct{}
 
 	mu       sync.Mutex
-	counters map[budget.CounterKey]int64
+	counters map[budgetstore.CounterKey]int64
 }
 
 func (s *memStore) BudgetAdmit(_ context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
@@ -28,10 +30,10 @@ func (s *memStore) BudgetAdmit(_ context.Context, batch []budget.StoreAdmitParam
 	<-s.release
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := budget.NewLedger()
-	keys, _ := budget.LedgerKeys(batch)
+	l := budgetstore.NewLedger()
+	keys, _ := budgetstore.LedgerKeys(batch)
 	for _, k := range keys {
-		l.PutCounter(k, s.counters[k], false)
+		l.PutCounter(k, s.counters[k], time.Time{})
 	}
 	out := make([]budget.StoreAdmitResult, len(batch))
 	for i, p := range batch {
@@ -45,7 +47,7 @@ func (s *memStore) BudgetAdmit(_ context.Context, batch []budget.StoreAdmitParam
 
 func TestAdmissionsWaitingForTheStoreGoInOneBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &memStore{entered: make(chan int), release: make(chan struct{}), counters: map[budget.CounterKey]int64{}}
+		st := &memStore{entered: make(chan int), release: make(chan struct{}), counters: map[budgetstore.CounterKey]int64{}}
 		b, err := budget.New(st, budget.Config{Limits: budget.Limits{Candidate: budget.Int(4)}})
 		if err != nil {
 			t.Fatal(err)

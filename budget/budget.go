@@ -124,12 +124,12 @@ func (b *Budget) AddBaseSource(s Source) (bool, error) {
 // SetSource adds a source, or replaces the configuration of the source of
 // the same name (the base's too, until RemoveSource), on every node that
 // shares the store. Usage already counted today stays counted.
-func (b *Budget) SetSource(s Source) error {
+func (b *Budget) SetSource(ctx context.Context, s Source) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	s = s.normalized()
-	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
 		if o.Sources == nil {
 			o.Sources = map[string]*sourceOverride{}
 		}
@@ -152,8 +152,8 @@ func sameSource(a, b Source) bool {
 // base configuration goes back to its base settings; one that has no
 // override fails with ErrConfiguredSource (remove it from the
 // configuration instead). Counters stay in the store (and in the total).
-func (b *Budget) RemoveSource(name string) error {
-	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+func (b *Budget) RemoveSource(ctx context.Context, name string) error {
+	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
 		if _, ok := eff.sources[name]; !ok {
 			return false, fmt.Errorf("%w %q", ErrUnknownSource, name)
 		}
@@ -177,11 +177,11 @@ func (b *Budget) Sources() []Source {
 }
 
 // SetLimits replaces the cluster-wide allowances, on every node.
-func (b *Budget) SetLimits(l Limits) error {
+func (b *Budget) SetLimits(ctx context.Context, l Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
 		same := o.Limits != nil && sameLimits(*o.Limits, l)
 		o.Limits = &l
 		return !same, nil
@@ -202,8 +202,8 @@ func (b *Budget) Limits() Limits { return b.snap.Load().cfg.Limits }
 // node that shares the store: while paused every background admission
 // fails with ErrPaused. Foreground requests are still admitted. The
 // setting overrides Config.Paused, also after a restart.
-func (b *Budget) Pause(paused bool) error {
-	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+func (b *Budget) Pause(ctx context.Context, paused bool) error {
+	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
 		same := o.Paused != nil && *o.Paused == paused
 		o.Paused = &paused
 		return !same, nil
@@ -219,11 +219,11 @@ func (b *Budget) Paused() bool { return b.snap.Load().paused }
 // reported figure, since sources that report zero usually mean "unknown" or
 // "unlimited" rather than "none". A report that changes nothing writes
 // nothing.
-func (b *Budget) ReportLimit(source string, n int64) error {
+func (b *Budget) ReportLimit(ctx context.Context, source string, n int64) error {
 	if err := checkAmount("reported_daily_limit", n, "0 (not known)"); err != nil {
 		return err
 	}
-	return b.change(func(o *overrides, eff *snapshot) (bool, error) {
+	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
 		r, ok := eff.sources[source]
 		if !ok {
 			return false, fmt.Errorf("%w %q", ErrUnknownSource, source)
@@ -245,9 +245,28 @@ func (b *Budget) ReportLimit(source string, n int64) error {
 }
 
 // MarkExhausted records, for every node, that source said its API limit is
-// reached: its head polls, gap pages and searches are refused until the end
-// of the UTC day of now (zero now means the Budget's clock).
-func (b *Budget) MarkExhausted(ctx context.Context, source string, now time.Time) error {
+// reached: its head polls, gap pages and searches are refused until until,
+// or, when until is zero or later, until the end of the current UTC day
+// (by Config.Now), when the day's counters start again. An indexer that
+// refuses with a time to come back ("retry in 10 minutes") is marked until
+// then; one that only says "limit reached" is marked with a zero until. A
+// later mark that ends earlier than an earlier one does not shorten it.
+//
+// until must lie after now (an *InputError for Field "until" otherwise,
+// and nothing changes): a mark that would already be over is a mistake.
+func (b *Budget) MarkExhausted(ctx context.Context, source string, until time.Time) error {
+	if err := checkName("source", source); err != nil {
+		return err
+	}
+	now := b.clock()
+	end := nextMidnight(now)
+	switch {
+	case until.IsZero() || until.After(end):
+		until = end
+	case !until.After(now):
+		return invalid("until", "is %s, not after now (%s); zero means the end of the day",
+			until.UTC().Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
+	}
 	if _, ok := b.snap.Load().sources[source]; !ok {
 		if _, err := b.refresh(ctx); err != nil {
 			return err
@@ -256,10 +275,7 @@ func (b *Budget) MarkExhausted(ctx context.Context, source string, now time.Time
 			return fmt.Errorf("%w %q", ErrUnknownSource, source)
 		}
 	}
-	if now.IsZero() {
-		now = b.now()
-	}
-	err := b.st.BudgetClose(ctx, StoreCloseParams{Day: utcDay(now), Scope: source, Kind: CounterSource})
+	err := b.st.BudgetClose(ctx, StoreCloseParams{Day: utcDay(now), Scope: source, Kind: CounterSource, Until: until.UTC().Truncate(time.Microsecond)})
 	if err != nil {
 		return fmt.Errorf("budget: mark source %q exhausted: %w", source, err)
 	}

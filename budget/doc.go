@@ -49,7 +49,7 @@
 // commits. Admissions that arrive on one node while its previous store call
 // is in flight therefore go together in the next call: one transaction,
 // each admission still decided on its own and in arrival order. The store
-// engines share one decision procedure (Ledger), so both decide alike.
+// engines share one decision procedure, so both decide alike.
 //
 // # Configuration
 //

@@ -60,7 +60,9 @@ type ExhaustedError struct {
 	// Reported is true when the source itself said its limit is reached
 	// (see Budget.MarkExhausted).
 	Reported bool
-	// ResetAt is the next UTC midnight, when the counters start again.
+	// ResetAt is when the allowance may admit again: the next UTC
+	// midnight, when the counters start again, or the earlier end of a
+	// source's own exhaustion (see Budget.MarkExhausted).
 	ResetAt time.Time
 }
 
@@ -70,7 +72,7 @@ func (e *ExhaustedError) Error() string {
 		who = fmt.Sprintf("%s on source %q", e.Kind, e.Source)
 	}
 	if e.Reported {
-		return fmt.Sprintf("budget: %s refused: the source reported its daily limit reached; resets at %s",
+		return fmt.Sprintf("budget: %s refused: the source reported its limit reached; resets at %s",
 			who, e.ResetAt.Format(time.RFC3339))
 	}
 	kept := ""

@@ -14,6 +14,7 @@ type Report struct {
 	ResetAt time.Time `json:"reset_at"`
 	Paused  bool      `json:"paused"`
 	// Total is all sources together (head polls, gap pages, searches).
+	// Every figure of a Report is within 0..MaxAmount: sums stop there.
 	Total Line `json:"total"`
 	// Sources are the configured sources, by name.
 	Sources []SourceReport `json:"sources"`
@@ -51,6 +52,9 @@ type SourceReport struct {
 	// Exhausted is true when the source said its own limit is reached
 	// (MarkExhausted) or nothing remains.
 	Exhausted bool `json:"exhausted"`
+	// ExhaustedUntil is when the source's own report of its limit
+	// (MarkExhausted) stops refusing; zero when it has not reported one.
+	ExhaustedUntil time.Time `json:"exhausted_until,omitzero"`
 	// PollInterval is how often to poll the head (0: not at all).
 	PollInterval time.Duration `json:"poll_interval"`
 	// Pace is the least time between two requests (0: not paced).
@@ -79,9 +83,12 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 	used := make(map[key]Counter, len(cs))
 	var sumSources int64
 	for _, c := range cs {
+		// A figure out of range can only come from an older version's
+		// writes; it must not make the report wrap.
+		c.Used = min(max(c.Used, 0), MaxAmount)
 		used[key{c.Scope, c.Kind}] = c
 		if c.Kind == CounterSource {
-			sumSources += c.Used
+			sumSources = addAmounts(sumSources, c.Used)
 		}
 	}
 	rep := Report{Day: today, ResetAt: today.AddDate(0, 0, 1), Paused: snap.paused}
@@ -96,8 +103,9 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 			HeadPollReserve: headPollReserve(now, r.every),
 			PollInterval:    r.every, Pace: r.pace,
 		}
-		if agg.Closed {
+		if agg.ClosedUntil.After(now) {
 			sr.Remaining = 0
+			sr.ExhaustedUntil = agg.ClosedUntil.UTC()
 		}
 		sr.Exhausted = sr.Remaining == 0
 		for _, k := range Kinds {
@@ -111,7 +119,7 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 			}
 			sr.Kinds = append(sr.Kinds, l)
 		}
-		sumAllowance += r.allowance
+		sumAllowance = addAmounts(sumAllowance, r.allowance)
 		rep.Sources = append(rep.Sources, sr)
 	}
 
@@ -137,4 +145,10 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 		rep.Kinds = append(rep.Kinds, l)
 	}
 	return rep, nil
+}
+
+// addAmounts adds two amounts, stopping at MaxAmount: the sum of many
+// sources' figures must not overflow into a negative total.
+func addAmounts(a, b int64) int64 {
+	return min(min(max(a, 0), MaxAmount)+min(max(b, 0), MaxAmount), MaxAmount)
 }

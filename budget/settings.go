@@ -26,8 +26,8 @@ import (
 // does not keeps its overrides in memory, for this node only.
 //
 // A SettingsStore's BudgetAdmit must load the stored generation in its
-// transaction (Ledger.PutSettings) so that admissions planned under an
-// older one come back Stale.
+// transaction so that admissions planned under an older one come back
+// Stale.
 type SettingsStore interface {
 	Store
 	// BudgetSettings returns the settings record: generation 0 and an
@@ -56,10 +56,6 @@ type StorePutSettingsParams struct {
 // ErrConfiguredSource: the source comes from the configuration given at
 // start (Config.Sources) and has no run-time override to remove.
 var ErrConfiguredSource = errors.New("budget: source is configured at start and has no run-time override")
-
-// settingsTimeout bounds a settings change's store calls: the setters take
-// no context.
-const settingsTimeout = 10 * time.Second
 
 // overrides is the settings record: every field nil (or absent) means
 // "the base applies".
@@ -194,9 +190,7 @@ func (b *Budget) refresh(ctx context.Context) (bool, error) {
 // changes to one field the later wins. fn sees the current effective
 // configuration too, and reports whether it changed anything; nothing is
 // written (and the generation stays) when it did not.
-func (b *Budget) change(fn func(o *overrides, eff *snapshot) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), settingsTimeout)
-	defer cancel()
+func (b *Budget) change(ctx context.Context, fn func(o *overrides, eff *snapshot) (bool, error)) error {
 	for attempt := 0; ; attempt++ {
 		rec, err := b.ss.BudgetSettings(ctx)
 		if err != nil {

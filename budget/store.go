@@ -18,20 +18,23 @@ import (
 // database clock, so that fake clocks work. Days are UTC midnights.
 type Store interface {
 	// BudgetAdmit decides a batch of admissions in one transaction, in
-	// order, each exactly as if it were alone and atomic (use Ledger):
+	// order, each exactly as if it were alone and atomic (the engines of
+	// this module share one implementation of the rules below):
 	//
 	//  0. A SettingsStore answers Stale when p.Settings is not the
-	//     stored settings generation, read in the same transaction
-	//     (Ledger.PutSettings); nothing changes.
+	//     stored settings generation, read in the same transaction;
+	//     nothing changes.
 	//  1. Every charge with Limited set is checked: it refuses when its
-	//     counter is closed or when used + Cost > Limit. The first refusing
-	//     charge (in slice order) is reported; nothing changes.
+	//     counter is closed at Now (ClosedUntil after Now) or when
+	//     used + Cost > Limit, computed without overflow. The first
+	//     refusing charge (in slice order) is reported; nothing changes.
 	//  2. If PaceKey is set and Touch is false, the slot is
 	//     max(next_at, Now); it refuses when slot > Now + MaxWait (nothing
 	//     changes), else next_at becomes slot + Pace. With Touch,
 	//     next_at becomes max(next_at, Now + Pace) and nothing refuses.
 	//     Without PaceKey the slot is Now.
-	//  3. Every charge adds Cost to its counter; Grant, if set, is stored.
+	//  3. Every charge adds Cost to its counter, which stops at
+	//     MaxAmount; Grant, if set, is stored.
 	//
 	// A counter that does not exist yet starts at zero, except
 	// (Day, "", CounterTotal), which starts at the sum of the day's
@@ -40,13 +43,15 @@ type Store interface {
 	//
 	// Batching is what lets a node's concurrent admissions share one commit.
 	// Implementations lock (or otherwise serialise) the counters and slots
-	// in the order LedgerKeys gives, so that concurrent batches of several
-	// nodes cannot deadlock. It returns one result per admission.
+	// in one global order — counters by (Day, Scope, Kind) in byte order,
+	// then slots by key — so that concurrent batches of several nodes
+	// cannot deadlock. It returns one result per admission.
 	BudgetAdmit(ctx context.Context, batch []StoreAdmitParams) ([]StoreAdmitResult, error)
 
 	// BudgetCancel undoes an admission whose request was never made (a
 	// Wait whose context ended before its slot): it subtracts each charge's
-	// Cost, deletes the grant GrantID if set, and gives the pacing slot
+	// Cost (a counter never goes below zero), deletes the grant GrantID if
+	// set, and gives the pacing slot
 	// back (next_at = Slot) only if nobody has taken a later slot since
 	// (next_at = Slot + Pace); a later taker keeps its slot, and the gap
 	// simply stays unused. Charges come in lock order.
@@ -54,7 +59,8 @@ type Store interface {
 
 	// BudgetSettle closes reservation p.ID at p.Actual: the grant's
 	// counters — (Day, "", Kind) and, when the grant has a Source,
-	// (Day, Source, Kind) — change by Actual − Cost. It returns the grant
+	// (Day, Source, Kind) — change by Actual − Cost, staying within
+	// 0..MaxAmount. It returns the grant
 	// as stored after the call. Errors: ErrGrantNotFound; ErrGrantExpired
 	// when the grant's Day is before p.Today (nothing changes: an
 	// unsettled reservation stays charged in full); ErrGrantClosed when the
@@ -62,8 +68,10 @@ type Store interface {
 	// figure changes nothing and succeeds.
 	BudgetSettle(ctx context.Context, p StoreSettleParams) (StoreGrant, error)
 
-	// BudgetClose marks counter (Day, Scope, Kind) closed, creating it if
-	// needed: every Limited charge on it refuses for the rest of that day.
+	// BudgetClose marks counter (Day, Scope, Kind) closed until p.Until,
+	// creating it if needed: every Limited charge on it refuses while Now
+	// is before the counter's ClosedUntil. A counter already closed until
+	// later stays closed until then.
 	BudgetClose(ctx context.Context, p StoreCloseParams) error
 
 	// BudgetUsage returns every counter of day, in any order.
@@ -80,7 +88,8 @@ type Charge struct {
 	// Scope is a source name, or "" for a cluster-wide counter.
 	Scope string
 	Kind  Kind
-	// Cost is added to the counter when the admission succeeds (> 0).
+	// Cost is added to the counter when the admission succeeds (1 to
+	// MaxAmount).
 	Cost int64
 	// Limited makes the charge refuse when used + Cost > Limit or the
 	// counter is closed; otherwise the charge only records.
@@ -116,9 +125,11 @@ type StoreAdmitResult struct {
 	// Refused is the index in Charges of the refusing charge, or -1 when
 	// the refusal is for pacing (or the admission succeeded).
 	Refused int
-	// Used and Closed describe the refusing counter.
-	Used   int64
-	Closed bool
+	// Used and Closed describe the refusing counter; ClosedUntil is when
+	// its closing ends, when Closed.
+	Used        int64
+	Closed      bool
+	ClosedUntil time.Time
 	// Slot is when the request may start: on success, the slot taken; on
 	// a pacing refusal, the first free slot.
 	Slot time.Time
@@ -151,6 +162,9 @@ type StoreCloseParams struct {
 	Day   time.Time
 	Scope string
 	Kind  Kind
+	// Until is when the closing ends: after Day starts, at most the next
+	// UTC midnight.
+	Until time.Time
 }
 
 // StoreGrant is a reservation as the store keeps it.
@@ -167,8 +181,10 @@ type StoreGrant struct {
 
 // Counter is one usage counter of a day.
 type Counter struct {
-	Scope  string
-	Kind   Kind
-	Used   int64
-	Closed bool
+	Scope string
+	Kind  Kind
+	Used  int64
+	// ClosedUntil is when the counter's closing ends (see
+	// Store.BudgetClose); zero when it was never closed.
+	ClosedUntil time.Time
 }

@@ -40,7 +40,9 @@ type Admitter interface {
 // own "limit reached" answer into account; the Syncer calls it when a page
 // fails with ErrSourceExhausted.
 type ExhaustionMarker interface {
-	MarkExhausted(ctx context.Context, source string, now time.Time) error
+	// MarkExhausted marks source exhausted until until; zero means the
+	// end of the UTC day.
+	MarkExhausted(ctx context.Context, source string, until time.Time) error
 }
 
 // AdmitterFunc adapts a function to Admitter.

@@ -36,6 +36,6 @@ func (a budgetAdmitter) AdmitPage(ctx context.Context, source string, head bool)
 	return err
 }
 
-func (a budgetAdmitter) MarkExhausted(ctx context.Context, source string, now time.Time) error {
-	return a.b.MarkExhausted(ctx, source, now)
+func (a budgetAdmitter) MarkExhausted(ctx context.Context, source string, until time.Time) error {
+	return a.b.MarkExhausted(ctx, source, until)
 }

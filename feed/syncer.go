@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // StopReason says why a sync ended.
@@ -182,7 +183,7 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 	if w.sourceExhausted {
 		if m, ok := s.cfg.Admitter.(ExhaustionMarker); ok {
 			// Best effort: the source will refuse again anyway.
-			_ = m.MarkExhausted(ctx, name, s.cfg.Now())
+			_ = m.MarkExhausted(ctx, name, time.Time{})
 		}
 	}
 	return res, w.err

@@ -82,7 +82,7 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) error {
 	if err := src.Validate(); err != nil {
 		return sourceError(err)
 	}
-	if err := s.cfg.Budget.SetSource(src); err != nil {
+	if err := s.cfg.Budget.SetSource(r.Context(), src); err != nil {
 		return failed("storing a budget source", err)
 	}
 	s.log.Info("server: budget source set", "source", name, "share", src.Share.String(), "created", !existed)
@@ -131,7 +131,7 @@ func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) erro
 	if s.feedByName(name) != nil {
 		return conflict("name", "a configured feed polls this source; remove the feed from the configuration first, or set owner_daily_limit to 0 to stop its work")
 	}
-	if err := s.cfg.Budget.RemoveSource(name); err != nil {
+	if err := s.cfg.Budget.RemoveSource(r.Context(), name); err != nil {
 		switch {
 		case errors.Is(err, budget.ErrUnknownSource):
 			return notFound("name", "no source of that name is configured")
@@ -165,7 +165,7 @@ func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) error {
 		return failed("reading the budget settings", err)
 	}
 	was := s.cfg.Budget.Paused()
-	if err := s.cfg.Budget.Pause(*req.Paused); err != nil {
+	if err := s.cfg.Budget.Pause(r.Context(), *req.Paused); err != nil {
 		return failed("storing the pause", err)
 	}
 	if was != *req.Paused {

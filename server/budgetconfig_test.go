@@ -76,7 +76,7 @@ func TestBudgetLiveConfigurationAppliesToTheNextAdmission(t *testing.T) {
 func TestBudgetPutKeepsTheReportedLimit(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	if err := f.s.cfg.Budget.ReportLimit("unpaced", 500); err != nil {
+	if err := f.s.cfg.Budget.ReportLimit(context.Background(), "unpaced", 500); err != nil {
 		t.Fatal(err)
 	}
 	var v sourceConfigView

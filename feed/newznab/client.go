@@ -26,8 +26,10 @@ const (
 // Budget is what the client tells a budget (*budget.Budget implements
 // it): the daily limit the indexer reports, and that the limit is reached.
 type Budget interface {
-	ReportLimit(source string, n int64) error
-	MarkExhausted(ctx context.Context, source string, now time.Time) error
+	ReportLimit(ctx context.Context, source string, n int64) error
+	// MarkExhausted marks source exhausted until until; zero means the
+	// end of the UTC day.
+	MarkExhausted(ctx context.Context, source string, until time.Time) error
 }
 
 // Config configures a Client.
@@ -63,8 +65,7 @@ type Config struct {
 	MaxResponseBytes int64
 	// UserAgent is sent with each request. Default (empty) "hostguard".
 	UserAgent string
-	// Now is the clock for Budget.MarkExhausted and for reading
-	// Retry-After. Default (nil) time.Now.
+	// Now is the clock for reading Retry-After. Default (nil) time.Now.
 	Now func() time.Time
 }
 
@@ -274,11 +275,11 @@ func (c *Client) noteLimits(ctx context.Context, l APILimits) {
 		c.reported = l.APIMax
 		c.mu.Unlock()
 		if changed {
-			_ = c.cfg.Budget.ReportLimit(c.cfg.Name, l.APIMax)
+			_ = c.cfg.Budget.ReportLimit(ctx, c.cfg.Name, l.APIMax)
 		}
 	}
 	if l.Reached() {
-		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, c.cfg.Now())
+		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, time.Time{})
 	}
 }
 
@@ -293,7 +294,7 @@ func (c *Client) do(ctx context.Context, q url.Values, parse func([]byte) error)
 	if errors.As(err, &ie) && ie.kind == ErrAPILimit && ie.Until.IsZero() && c.cfg.Budget != nil {
 		// The account's daily limit: nothing more today. A refusal that
 		// says until when is left to the caller, who retries then.
-		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, c.cfg.Now())
+		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, time.Time{})
 	}
 	return &masked{err: err, key: c.cfg.APIKey}
 }

@@ -20,7 +20,7 @@ type budgetRecorder struct {
 	exhausted []string
 }
 
-func (b *budgetRecorder) ReportLimit(source string, n int64) error {
+func (b *budgetRecorder) ReportLimit(_ context.Context, source string, n int64) error {
 	b.mu.Lock()
 	b.reported = append(b.reported, n)
 	b.mu.Unlock()

@@ -1,4 +1,4 @@
-package budget_test
+package budgetstore_test
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/budgetstore"
 )
 
 func TestLedgerKeysAreUniqueAndInLockOrder(t *testing.T) {
@@ -17,8 +18,8 @@ func TestLedgerKeysAreUniqueAndInLockOrder(t *testing.T) {
 		{Day: d1, Charges: []budget.Charge{c("b", budget.KindSearch), c("a", budget.CounterSource)}, PaceKey: "a"},
 		{Day: d2, Charges: []budget.Charge{c("b", budget.KindSearch)}, PaceKey: "b"},
 	}
-	keys, slots := budget.LedgerKeys(batch)
-	want := []budget.CounterKey{
+	keys, slots := budgetstore.LedgerKeys(batch)
+	want := []budgetstore.CounterKey{
 		{Day: d1, Scope: "a", Kind: budget.CounterSource},
 		{Day: d1, Scope: "b", Kind: budget.KindSearch},
 		{Day: d2, Scope: "", Kind: budget.CounterTotal},
@@ -34,9 +35,9 @@ func TestLedgerKeysAreUniqueAndInLockOrder(t *testing.T) {
 func TestLedgerDecidesABatchInOrder(t *testing.T) {
 	now := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
 	day := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
-	key := budget.CounterKey{Day: day, Scope: "s", Kind: budget.CounterSource}
-	l := budget.NewLedger()
-	l.PutCounter(key, 8, false)
+	key := budgetstore.CounterKey{Day: day, Scope: "s", Kind: budget.CounterSource}
+	l := budgetstore.NewLedger()
+	l.PutCounter(key, 8, time.Time{})
 	l.PutSlot("s", time.Time{})
 	p := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: 1, Limited: true, Limit: 10}}}
 	paced := p
@@ -65,12 +66,12 @@ func TestLedgerDecidesABatchInOrder(t *testing.T) {
 		t.Fatalf("slots to write %+v; want s at now+2s", ss)
 	}
 	// A refusal writes nothing.
-	l2 := budget.NewLedger()
-	l2.PutCounter(key, 10, false)
+	l2 := budgetstore.NewLedger()
+	l2.PutCounter(key, 10, time.Time{})
 	if r := l2.Admit(p); r.Admitted || r.Used != 10 || len(l2.Counters()) != 0 {
 		t.Fatalf("refusal %+v changed %v", r, l2.Counters())
 	}
-	l2.PutCounter(key, 0, true)
+	l2.PutCounter(key, 0, now.Add(time.Second))
 	if r := l2.Admit(p); r.Admitted || !r.Closed {
 		t.Fatalf("closed counter %+v; want refused as closed", r)
 	}

@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/budgetstore"
 	"github.com/jackc/pgx/v5"
 )
 
 // BudgetAdmit implements budget.Store. One transaction locks the batch's
 // counters and pacing slots (SELECT ... ORDER BY ... FOR UPDATE, in byte
-// order like budget.LedgerKeys: every batch of every node, and every
+// order like budgetstore.LedgerKeys: every batch of every node, and every
 // cancel, locks in the same order, so none can deadlock), decides
-// the admissions with a budget.Ledger, and writes the new values back. Rows
+// the admissions with a budgetstore.Ledger, and writes the new values back. Rows
 // that do not exist yet are first created in a statement of their own, so
 // that the locking transaction only ever waits for locks in order.
 func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
-	keys, slots := budget.LedgerKeys(batch)
+	keys, slots := budgetstore.LedgerKeys(batch)
 	days, scopes, kinds := make([]time.Time, len(keys)), make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		days[i], scopes[i], kinds[i] = k.Day, k.Scope, string(k.Kind)
@@ -49,7 +50,7 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 
 // budgetAdmitLocked is one attempt of BudgetAdmit; complete is false when a
 // counter or slot row is missing (and nothing was changed).
-func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmitParams, keys []budget.CounterKey, slots []string,
+func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmitParams, keys []budgetstore.CounterKey, slots []string,
 	days []time.Time, scopes, kinds []string) (out []budget.StoreAdmitResult, complete bool, err error) {
 	// BEGIN travels with the locking reads, and COMMIT with the writes:
 	// two round trips in all, so that the rows stay locked for one round
@@ -69,20 +70,24 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 		}
 	}()
 
-	l := budget.NewLedger()
+	l := budgetstore.NewLedger()
 	found := 0
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(`SELECT k.i, u.used, u.closed
+	b.Queue(`SELECT k.i, u.used, u.closed_until
 		  FROM budget_usage u
 		  JOIN unnest($1::date[], $2::text[], $3::text[]) WITH ORDINALITY AS k(day, scope, kind, i)
 		    ON u.day = k.day AND u.scope = k.scope AND u.kind = k.kind
 		 ORDER BY u.day, u.scope COLLATE "C", u.kind COLLATE "C"
 		   FOR UPDATE OF u`, days, scopes, kinds).Query(func(rows pgx.Rows) error {
 		var i, used int64
-		var closed bool
+		var closed *time.Time
 		_, err := pgx.ForEachRow(rows, []any{&i, &used, &closed}, func() error {
-			l.PutCounter(keys[i-1], used, closed)
+			var until time.Time
+			if closed != nil {
+				until = closed.UTC()
+			}
+			l.PutCounter(keys[i-1], used, until)
 			found++
 			return nil
 		})
@@ -166,8 +171,7 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, c := range p.Charges {
-			if _, err := tx.Exec(ctx, `UPDATE budget_usage SET used = used - $4 WHERE day = $1 AND scope = $2 AND kind = $3`,
-				p.Day, c.Scope, string(c.Kind), c.Cost); err != nil {
+			if err := budgetAdjust(ctx, tx, p.Day, c.Scope, c.Kind, -c.Cost, false); err != nil {
 				return fmt.Errorf("postgres: refund usage: %w", err)
 			}
 		}
@@ -221,9 +225,7 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 			scopes = append(scopes, g.Source)
 		}
 		for _, scope := range scopes {
-			if _, err := tx.Exec(ctx, `INSERT INTO budget_usage AS u (day, scope, kind, used) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (day, scope, kind) DO UPDATE SET used = u.used + excluded.used`,
-				g.Day, scope, kind, p.Actual-g.Cost); err != nil {
+			if err := budgetAdjust(ctx, tx, g.Day, scope, g.Kind, p.Actual-g.Cost, true); err != nil {
 				return fmt.Errorf("postgres: adjust usage: %w", err)
 			}
 		}
@@ -236,11 +238,38 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 	return g, err
 }
 
+// budgetAdjust changes a counter by delta through budgetstore.Adjust, so
+// that it stays within 0..budget.MaxAmount: the row is created if needed
+// (when create is set) and locked, and the new figure computed here, not in
+// SQL, where bigint arithmetic would fail on overflow. A missing counter is
+// left alone when create is not set.
+func budgetAdjust(ctx context.Context, tx pgx.Tx, day time.Time, scope string, kind budget.Kind, delta int64, create bool) error {
+	if create {
+		if _, err := tx.Exec(ctx, `INSERT INTO budget_usage (day, scope, kind, used)
+			VALUES ($1, $2, $3, budget_initial($1, $2, $3)) ON CONFLICT DO NOTHING`, day, scope, string(kind)); err != nil {
+			return err
+		}
+	}
+	var used int64
+	err := tx.QueryRow(ctx, `SELECT used FROM budget_usage WHERE day = $1 AND scope = $2 AND kind = $3 FOR UPDATE`,
+		day, scope, string(kind)).Scan(&used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE budget_usage SET used = $4 WHERE day = $1 AND scope = $2 AND kind = $3`,
+		day, scope, string(kind), budgetstore.Adjust(used, delta))
+	return err
+}
+
 // BudgetClose implements budget.Store.
 func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO budget_usage AS u (day, scope, kind, used, closed)
-		VALUES ($1, $2, $3, budget_initial($1, $2, $3), true)
-		ON CONFLICT (day, scope, kind) DO UPDATE SET closed = true`, p.Day, p.Scope, string(p.Kind))
+	_, err := s.pool.Exec(ctx, `INSERT INTO budget_usage AS u (day, scope, kind, used, closed_until)
+		VALUES ($1, $2, $3, budget_initial($1, $2, $3), $4)
+		ON CONFLICT (day, scope, kind) DO UPDATE SET closed_until = GREATEST(u.closed_until, excluded.closed_until)`,
+		p.Day, p.Scope, string(p.Kind), p.Until)
 	if err != nil {
 		return fmt.Errorf("postgres: close counter: %w", err)
 	}
@@ -249,15 +278,19 @@ func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) erro
 
 // BudgetUsage implements budget.Store.
 func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counter, error) {
-	rows, err := s.pool.Query(ctx, `SELECT scope, kind, used, closed FROM budget_usage WHERE day = $1`, day)
+	rows, err := s.pool.Query(ctx, `SELECT scope, kind, used, closed_until FROM budget_usage WHERE day = $1`, day)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read usage: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (budget.Counter, error) {
 		var c budget.Counter
 		var kind string
-		err := r.Scan(&c.Scope, &kind, &c.Used, &c.Closed)
+		var closed *time.Time
+		err := r.Scan(&c.Scope, &kind, &c.Used, &closed)
 		c.Kind = budget.Kind(kind)
+		if closed != nil {
+			c.ClosedUntil = closed.UTC()
+		}
 		return c, err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/budgetstore"
 )
 
 // BudgetAdmit implements budget.Store. SQLite has one writer at a time, so
@@ -18,34 +19,33 @@ import (
 func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
 	out := make([]budget.StoreAdmitResult, len(batch))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		keys, slots := budget.LedgerKeys(batch)
-		l := budget.NewLedger()
+		keys, slots := budgetstore.LedgerKeys(batch)
+		l := budgetstore.NewLedger()
 		// One statement per table for the whole batch: with many sources
 		// a batch touches many counters, and a statement each would cost
 		// a parse each.
-		stored := make(map[budget.CounterKey]bool, len(keys))
+		stored := make(map[budgetstore.CounterKey]bool, len(keys))
 		if len(keys) > 0 {
 			args := make([]any, 0, 3*len(keys))
 			for _, k := range keys {
 				args = append(args, micros(k.Day), k.Scope, string(k.Kind))
 			}
 			rows, err := tx.QueryContext(ctx, `WITH k(day, scope, kind) AS (VALUES `+placeholders(len(keys), 3)+`)
-				SELECT u.day, u.scope, u.kind, u.used, u.closed FROM k JOIN budget_usage u
+				SELECT u.day, u.scope, u.kind, u.used, u.closed_until FROM k JOIN budget_usage u
 				    ON u.day = k.day AND u.scope = k.scope AND u.kind = k.kind`, args...)
 			if err != nil {
 				return fmt.Errorf("sqlite: read usage: %w", err)
 			}
 			for rows.Next() {
-				var day, used int64
+				var day, used, closed int64
 				var scope, kind string
-				var closed bool
 				if err := rows.Scan(&day, &scope, &kind, &used, &closed); err != nil {
 					rows.Close()
 					return fmt.Errorf("sqlite: read usage: %w", err)
 				}
-				k := budget.CounterKey{Day: fromMicros(day), Scope: scope, Kind: budget.Kind(kind)}
+				k := budgetstore.CounterKey{Day: fromMicros(day), Scope: scope, Kind: budget.Kind(kind)}
 				stored[k] = true
-				l.PutCounter(k, used, closed)
+				l.PutCounter(k, used, fromMicros(closed))
 			}
 			if err := rows.Close(); err != nil {
 				return fmt.Errorf("sqlite: read usage: %w", err)
@@ -59,7 +59,7 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 			if err != nil {
 				return fmt.Errorf("sqlite: read usage: %w", err)
 			}
-			l.PutCounter(k, init, false)
+			l.PutCounter(k, init, time.Time{})
 		}
 		if len(slots) > 0 {
 			args := make([]any, len(slots))
@@ -150,22 +150,26 @@ func budgetInitial(ctx context.Context, tx *sql.Tx, day int64, scope string, kin
 	return sum, err
 }
 
-// budgetAdd adds delta to a counter, creating it first if needed.
-func budgetAdd(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind, delta int64) error {
-	r, err := tx.ExecContext(ctx, `UPDATE budget_usage SET used = used + ? WHERE day = ? AND scope = ? AND kind = ?`,
-		delta, day, scope, string(kind))
-	if err != nil {
-		return fmt.Errorf("sqlite: update usage: %w", err)
-	}
-	if n, _ := r.RowsAffected(); n > 0 {
+// budgetAdjust changes a counter by delta through budgetstore.Adjust, so
+// that it stays within 0..budget.MaxAmount. A missing counter is created
+// from its initial value when create is set, and left alone otherwise.
+func budgetAdjust(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind, delta int64, create bool) error {
+	var used int64
+	err := tx.QueryRowContext(ctx, `SELECT used FROM budget_usage WHERE day = ? AND scope = ? AND kind = ?`,
+		day, scope, string(kind)).Scan(&used)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) && !create:
 		return nil
-	}
-	init, err := budgetInitial(ctx, tx, day, scope, kind)
-	if err != nil {
+	case errors.Is(err, sql.ErrNoRows):
+		if used, err = budgetInitial(ctx, tx, day, scope, kind); err != nil {
+			return fmt.Errorf("sqlite: update usage: %w", err)
+		}
+	case err != nil:
 		return fmt.Errorf("sqlite: update usage: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used) VALUES (?, ?, ?, ?)`,
-		day, scope, string(kind), init+delta); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used) VALUES (?, ?, ?, ?)
+		ON CONFLICT (day, scope, kind) DO UPDATE SET used = excluded.used`,
+		day, scope, string(kind), budgetstore.Adjust(used, delta)); err != nil {
 		return fmt.Errorf("sqlite: update usage: %w", err)
 	}
 	return nil
@@ -176,8 +180,7 @@ func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) er
 	day := micros(p.Day)
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for _, c := range p.Charges {
-			if _, err := tx.ExecContext(ctx, `UPDATE budget_usage SET used = used - ? WHERE day = ? AND scope = ? AND kind = ?`,
-				c.Cost, day, c.Scope, string(c.Kind)); err != nil {
+			if err := budgetAdjust(ctx, tx, day, c.Scope, c.Kind, -c.Cost, false); err != nil {
 				return fmt.Errorf("sqlite: refund usage: %w", err)
 			}
 		}
@@ -225,7 +228,7 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 		}
 		delta := p.Actual - g.Cost
 		for _, scope := range grantScopes(g.Source) {
-			if err := budgetAdd(ctx, tx, day, scope, g.Kind, delta); err != nil {
+			if err := budgetAdjust(ctx, tx, day, scope, g.Kind, delta, true); err != nil {
 				return err
 			}
 		}
@@ -255,8 +258,9 @@ func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) erro
 		if err != nil {
 			return fmt.Errorf("sqlite: close counter: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used, closed) VALUES (?, ?, ?, ?, 1)
-			ON CONFLICT (day, scope, kind) DO UPDATE SET closed = 1`, day, p.Scope, string(p.Kind), init); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO budget_usage (day, scope, kind, used, closed_until) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (day, scope, kind) DO UPDATE SET closed_until = max(closed_until, excluded.closed_until)`,
+			day, p.Scope, string(p.Kind), init, micros(p.Until)); err != nil {
 			return fmt.Errorf("sqlite: close counter: %w", err)
 		}
 		return nil
@@ -265,7 +269,7 @@ func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) erro
 
 // BudgetUsage implements budget.Store.
 func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counter, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT scope, kind, used, closed FROM budget_usage WHERE day = ?`, micros(day))
+	rows, err := s.r.QueryContext(ctx, `SELECT scope, kind, used, closed_until FROM budget_usage WHERE day = ?`, micros(day))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read usage: %w", err)
 	}
@@ -274,10 +278,11 @@ func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counte
 	for rows.Next() {
 		var c budget.Counter
 		var kind string
-		if err := rows.Scan(&c.Scope, &kind, &c.Used, &c.Closed); err != nil {
+		var closed int64
+		if err := rows.Scan(&c.Scope, &kind, &c.Used, &closed); err != nil {
 			return nil, fmt.Errorf("sqlite: read usage: %w", err)
 		}
-		c.Kind = budget.Kind(kind)
+		c.Kind, c.ClosedUntil = budget.Kind(kind), fromMicros(closed)
 		out = append(out, c)
 	}
 	return out, rows.Err()

@@ -351,14 +351,35 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		}
 
 		// A closed counter refuses limited charges but not record-only ones.
-		if err := st.BudgetClose(ctx(t), budget.StoreCloseParams{Day: budgetDay, Scope: "c", Kind: budget.CounterSource}); err != nil {
-			t.Fatal(err)
+		closeUntil := func(scope string, until time.Time) {
+			t.Helper()
+			if err := st.BudgetClose(ctx(t), budget.StoreCloseParams{Day: budgetDay, Scope: scope, Kind: budget.CounterSource, Until: until}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("c", budget.CounterSource, 1, 100)}}); r.Admitted || !r.Closed {
-			t.Fatalf("closed counter %+v; want refused as closed", r)
+		midnight := budgetDay.AddDate(0, 0, 1)
+		closeUntil("c", midnight)
+		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("c", budget.CounterSource, 1, 100)}}); r.Admitted || !r.Closed || !r.ClosedUntil.Equal(midnight) {
+			t.Fatalf("closed counter %+v; want refused as closed until midnight", r)
 		}
 		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{rec("c", budget.CounterSource, 1)}}); !r.Admitted {
 			t.Fatalf("record-only on a closed counter %+v", r)
+		}
+		// Closed until an instant: open again from then on; a shorter
+		// closing never shortens a longer one.
+		soon := budgetT0.Add(time.Minute).Truncate(time.Microsecond)
+		closeUntil("d", soon)
+		closeUntil("d", budgetT0.Add(time.Second))
+		limD := budget.StoreAdmitParams{Charges: []budget.Charge{lim("d", budget.CounterSource, 1, 100)}}
+		if r := admit(limD); r.Admitted || !r.Closed || !r.ClosedUntil.Equal(soon) {
+			t.Fatalf("counter closed for a minute %+v; want refused until %v", r, soon)
+		}
+		if u := usage(t, st, budgetDay); !u["d/source"].ClosedUntil.Equal(soon) || !u["c/source"].ClosedUntil.Equal(midnight) {
+			t.Fatalf("stored closings %v and %v; want %v and %v", u["d/source"].ClosedUntil, u["c/source"].ClosedUntil, soon, midnight)
+		}
+		limD.Now = soon
+		if r := admit(limD); !r.Admitted {
+			t.Fatalf("at the end of the closing %+v; want admitted", r)
 		}
 
 		// Prune.

@@ -31,14 +31,14 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		}
 
 		// Pause on A stops B, though B's own snapshot says running.
-		if err := a.Pause(true); err != nil {
+		if err := a.Pause(ctx(t), true); err != nil {
 			t.Fatal(err)
 		}
 		if err := poll(b, "src"); !errors.Is(err, budget.ErrPaused) {
 			t.Fatalf("B after A paused: %v; want ErrPaused", err)
 		}
 		// And resuming on A resumes B, though B last saw a pause.
-		if err := a.Pause(false); err != nil {
+		if err := a.Pause(ctx(t), false); err != nil {
 			t.Fatal(err)
 		}
 		if err := poll(b, "src"); err != nil {
@@ -46,7 +46,7 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		}
 
 		// A lowered limit: B has used 2, the new allowance is 2.
-		if err := a.SetSource(budget.Source{Name: "src", OwnerDailyLimit: budget.Int(20), Pace: budget.NoPace}); err != nil {
+		if err := a.SetSource(ctx(t), budget.Source{Name: "src", OwnerDailyLimit: budget.Int(20), Pace: budget.NoPace}); err != nil {
 			t.Fatal(err)
 		}
 		var ex *budget.ExhaustedError
@@ -55,13 +55,13 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		}
 
 		// A source added and removed on A.
-		if err := a.SetSource(budget.Source{Name: "extra", Pace: budget.NoPace}); err != nil {
+		if err := a.SetSource(ctx(t), budget.Source{Name: "extra", Pace: budget.NoPace}); err != nil {
 			t.Fatal(err)
 		}
 		if err := poll(b, "extra"); err != nil {
 			t.Fatalf("B after A added a source: %v", err)
 		}
-		if err := a.RemoveSource("extra"); err != nil {
+		if err := a.RemoveSource(ctx(t), "extra"); err != nil {
 			t.Fatal(err)
 		}
 		if err := poll(b, "extra"); !errors.Is(err, budget.ErrUnknownSource) {
@@ -69,7 +69,7 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		}
 
 		// A limit reported on A applies on B: 10 % of 50.
-		if err := a.ReportLimit("rep", 50); err != nil {
+		if err := a.ReportLimit(ctx(t), "rep", 50); err != nil {
 			t.Fatal(err)
 		}
 		if s := sourceReport(t, b, "rep"); s.Allowance != 5 || s.LimitFrom != budget.LimitFromReported {
@@ -84,7 +84,7 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.ReportLimit("rep", 50); err != nil {
+		if err := b.ReportLimit(ctx(t), "rep", 50); err != nil {
 			t.Fatal(err)
 		}
 		if after, err := ss.BudgetSettings(ctx(t)); err != nil || after.Generation != before.Generation {
@@ -103,26 +103,26 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 		if s := sourceReport(t, c, "rep"); s.Allowance != 5 {
 			t.Fatalf("reopened: reported limit lost: %+v", s)
 		}
-		if err := b.Pause(true); err != nil {
+		if err := b.Pause(ctx(t), true); err != nil {
 			t.Fatal(err)
 		}
 		d := newBudget(t, h.Open(t), cfg)
 		if err := d.Refresh(ctx(t)); err != nil || !d.Paused() {
 			t.Fatalf("reopened after a pause: paused %v, %v; want paused", d.Paused(), err)
 		}
-		if err := b.Pause(false); err != nil {
+		if err := b.Pause(ctx(t), false); err != nil {
 			t.Fatal(err)
 		}
 
 		// Removing the override on B restores the base on every node:
 		// allowance 10, 2 used.
-		if err := b.RemoveSource("src"); err != nil {
+		if err := b.RemoveSource(ctx(t), "src"); err != nil {
 			t.Fatal(err)
 		}
 		if err := poll(a, "src"); err != nil {
 			t.Fatalf("A after B removed the override: %v", err)
 		}
-		if err := c.RemoveSource("src"); !errors.Is(err, budget.ErrConfiguredSource) {
+		if err := c.RemoveSource(ctx(t), "src"); !errors.Is(err, budget.ErrConfiguredSource) {
 			t.Fatalf("removing a configured source twice: %v; want ErrConfiguredSource", err)
 		}
 	})
@@ -142,7 +142,7 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 			for k := range perNode {
 				i := n*perNode + k
 				wg.Go(func() {
-					if err := bu.ReportLimit(fmt.Sprintf("s%d", i), int64(100*(i+1))); err != nil {
+					if err := bu.ReportLimit(ctx(t), fmt.Sprintf("s%d", i), int64(100*(i+1))); err != nil {
 						t.Error(err)
 					}
 				})
