@@ -90,8 +90,10 @@ type Config struct {
 
 	// Disabled is the kill switch, called on every Acquire, AcquireExempt
 	// and Failed; while it reports true the guard refuses nothing and
-	// records no failures. Nil reads the HOSTGUARD_DISABLE_GUARD
-	// environment variable on every call ("1" or "true", any case).
+	// records no failures. Switching it off again resets nothing: the
+	// evidence from before still stands (ResetAll clears it). Nil reads
+	// the HOSTGUARD_DISABLE_GUARD environment variable on every call ("1"
+	// or "true", any case).
 	Disabled func() bool
 
 	// OnTransition, if set, is called once for every state change of an

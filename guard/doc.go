@@ -41,7 +41,8 @@
 //     counted failure can open or re-open an endpoint, so a sibling that
 //     fails late never starts a new open period.
 //   - Reset(url) bumps the endpoint's epoch and closes it; failures from
-//     tickets issued before the reset are discarded.
+//     tickets issued before the reset are discarded. ResetAll does the
+//     same for every endpoint at once.
 //   - Inconclusive failures (cancellation, policy refusal, reset by peer,
 //     TLS, unknown) record nothing; they only free the trial slot if the
 //     ticket holds it. Release does the same for a ticket that reports

@@ -238,6 +238,41 @@ func (g *Guard) Reset(rawURL string) error {
 	}
 }
 
+// ResetAll is Reset for every endpoint at once, for a change of generation
+// such as a user turning the guard back on after changing what it guards:
+// every cooldown and streak is cleared, growth starts again at OpenFor,
+// running probes are cancelled, and reports from tickets acquired before
+// ResetAll count for nothing (an answer still clears, as after Reset),
+// while their Release stays harmless and can free no newer trial's slot.
+// Each record's Epoch goes up by one. Records are kept, so Len does not
+// change. Turning the kill switch off and on again resets nothing: the
+// evidence from before it was switched off still stands.
+func (g *Guard) ResetAll() {
+	type done struct {
+		key string
+		tr  transitions
+	}
+	var reports []done
+	g.ringMu.Lock()
+	for _, ep := range g.ring {
+		if ep == nil {
+			continue
+		}
+		ep.mu.Lock()
+		if !ep.evicted {
+			ep.epoch++
+			if tr := g.resetLocked(ep); tr.n > 0 {
+				reports = append(reports, done{ep.key, tr})
+			}
+		}
+		ep.mu.Unlock()
+	}
+	g.ringMu.Unlock()
+	for i := range reports {
+		g.report(reports[i].key, &reports[i].tr)
+	}
+}
+
 // resetLocked closes ep and discards the reports of every ticket admitted
 // so far. Call with ep.mu held.
 func (g *Guard) resetLocked(ep *endpoint) transitions {

@@ -360,6 +360,9 @@ func TestConcurrentUse(t *testing.T) {
 					continue
 				case 3:
 					b.clk.Advance(time.Millisecond)
+				case 4:
+					b.g.ResetAll()
+					continue
 				}
 				acquire := b.g.Acquire
 				if i%13 == 0 {

@@ -156,6 +156,7 @@ const defaultURL = "http://a.test/"
 //	fail              want names the error: refused, timeout, nxdomain,
 //	                  canceled, peer-reset, policy, other (default refused)
 //	reset             Reset(url)
+//	reset-all         ResetAll()
 //	state             want is the State string
 //	len               want is Len()
 //	disable, enable   flip the kill switch
@@ -205,6 +206,8 @@ func (b *bed) run(rows []step) {
 			if err := b.g.Reset(url); err != nil {
 				b.t.Fatalf("%s: Reset: %v", where, err)
 			}
+		case "reset-all":
+			b.g.ResetAll()
 		case "state":
 			if got := b.g.State(url).String(); got != r.want {
 				b.t.Fatalf("%s: State = %s, want %s", where, got, r.want)
