@@ -502,3 +502,47 @@ func TestBadURLIsAClearError(t *testing.T) {
 		t.Fatalf("got %v, want an error saying the request has no URL", err)
 	}
 }
+
+// TestRedirectToDeadHopClearsFirstStreak gives the first endpoint one
+// counted failure, then sends a request it answers with a redirect to a
+// dead host: the redirect is an answer, so the first endpoint's streak is
+// cleared, and its next failure starts a new streak instead of tripping.
+func TestRedirectToDeadHopClearsFirstStreak(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dead := fault(t, faulthost.ClosedPort())
+	front := fault(t, faulthost.Redirect(dead.URL()+"/moved"))
+	failOnce := func() {
+		t.Helper()
+		tk, err := b.guard.Acquire(front.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Failed(context.DeadlineExceeded)
+	}
+	failures := func(endpoint string) int {
+		for _, st := range b.guard.Endpoints() {
+			if st.Endpoint == endpoint {
+				return st.Failures
+			}
+		}
+		return 0
+	}
+	failOnce()
+	if got := failures(front.URL()); got != 1 {
+		t.Fatalf("front has %d failures before the redirect, want 1", got)
+	}
+	if _, _, err := get(t, b.client, t.Context(), front.URL()+"/feed"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("got %v, want ECONNREFUSED from the dead hop", err)
+	}
+	if got := failures(front.URL()); got != 0 {
+		t.Errorf("front has %d failures after answering with a redirect, want 0", got)
+	}
+	if got := failures(dead.URL()); got != 1 {
+		t.Errorf("dead hop has %d failures, want 1", got)
+	}
+	failOnce()
+	if got := b.guard.State(front.URL()); got != guard.Closed {
+		t.Errorf("front is %v after one new failure; the old one must not count", got)
+	}
+}

@@ -17,6 +17,7 @@ type Transport struct {
 	base          http.RoundTripper
 	guard         *guard.Guard
 	ownGuard      bool // New created guard, so Close closes it
+	origins       origins
 	headerTimeout time.Duration
 	idleTimeout   time.Duration
 }
@@ -108,7 +109,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The guard keys on the origin alone, so it never sees the path,
 	// query or userinfo, and a credential cannot reach a log line.
-	origin := req.URL.Scheme + "://" + req.URL.Host
+	origin := t.origins.of(req.URL)
 	acquire := t.guard.Acquire
 	if isExempt(ctx) {
 		acquire = t.guard.AcquireExempt
