@@ -65,6 +65,14 @@ func Adjust(used, delta int64) int64 {
 	return min(max(used+delta, 0), budget.MaxAmount)
 }
 
+// SettleDelta is how settling a reservation of cost at actual changes its
+// counters (for Adjust): actual − cost, each first brought within
+// 0..budget.MaxAmount so that no pair of figures overflows the difference.
+func SettleDelta(cost, actual int64) int64 {
+	clamp := func(v int64) int64 { return min(max(v, 0), budget.MaxAmount) }
+	return clamp(actual) - clamp(cost)
+}
+
 // Ledger decides a batch of admissions against counters and pacing slots
 // that a store has loaded (and locked). It is not safe for concurrent use.
 //

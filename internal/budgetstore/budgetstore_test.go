@@ -76,3 +76,54 @@ func TestLedgerDecidesABatchInOrder(t *testing.T) {
 		t.Fatalf("closed counter %+v; want refused as closed", r)
 	}
 }
+
+func TestAdjustStaysInRange(t *testing.T) {
+	const max = budget.MaxAmount
+	const huge = int64(^uint64(0) >> 1) // math.MaxInt64
+	cases := []struct{ used, delta, want int64 }{
+		{0, 1, 1},
+		{5, -3, 2},
+		{5, -7, 0},
+		{max - 1, 1, max},
+		{max, 1, max},
+		{max, huge, max},
+		{huge, huge, max},
+		{-huge - 1, -huge - 1, 0},
+		{-5, 3, 3}, // a stored negative (older versions) reads as 0
+		{huge, -1, max - 1},
+	}
+	for _, c := range cases {
+		if got := budgetstore.Adjust(c.used, c.delta); got != c.want {
+			t.Errorf("Adjust(%d, %d) = %d; want %d", c.used, c.delta, got, c.want)
+		}
+	}
+	if d := budgetstore.SettleDelta(1, huge); d != max-1 {
+		t.Errorf("SettleDelta(1, MaxInt64) = %d; want %d", d, max-1)
+	}
+	if d := budgetstore.SettleDelta(-huge-1, huge); d != max {
+		t.Errorf("SettleDelta(MinInt64, MaxInt64) = %d; want %d", d, max)
+	}
+}
+
+func TestLedgerChecksSumsWithoutOverflow(t *testing.T) {
+	now := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
+	day := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
+	const huge = int64(^uint64(0) >> 1)
+	key := budgetstore.CounterKey{Day: day, Scope: "s", Kind: budget.CounterSource}
+	l := budgetstore.NewLedger()
+	l.PutCounter(key, 10, time.Time{})
+	// used + Cost wraps negative in int64; the check must still refuse.
+	limited := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: huge, Limited: true, Limit: budget.MaxAmount}}}
+	if r := l.Admit(limited); r.Admitted || r.Refused != 0 {
+		t.Fatalf("a cost of MaxInt64 under a limit %+v; want refused", r)
+	}
+	recorded := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: huge}}}
+	for range 3 {
+		if r := l.Admit(recorded); !r.Admitted {
+			t.Fatalf("record-only charge refused: %+v", r)
+		}
+	}
+	if cs := l.Counters(); len(cs) != 1 || cs[0].Used != budget.MaxAmount {
+		t.Fatalf("counters %+v; want s/source stopped at MaxAmount", cs)
+	}
+}

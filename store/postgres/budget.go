@@ -225,7 +225,7 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 			scopes = append(scopes, g.Source)
 		}
 		for _, scope := range scopes {
-			if err := budgetAdjust(ctx, tx, g.Day, scope, g.Kind, p.Actual-g.Cost, true); err != nil {
+			if err := budgetAdjust(ctx, tx, g.Day, scope, g.Kind, budgetstore.SettleDelta(g.Cost, p.Actual), true); err != nil {
 				return fmt.Errorf("postgres: adjust usage: %w", err)
 			}
 		}

@@ -226,7 +226,7 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 		if day < micros(p.Today) {
 			return budget.ErrGrantExpired
 		}
-		delta := p.Actual - g.Cost
+		delta := budgetstore.SettleDelta(g.Cost, p.Actual)
 		for _, scope := range grantScopes(g.Source) {
 			if err := budgetAdjust(ctx, tx, day, scope, g.Kind, delta, true); err != nil {
 				return err

@@ -42,6 +42,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
+	t.Run("budget limits", func(t *testing.T) { testBudgetLimits(t, newHarness) })
 	t.Run("leader", func(t *testing.T) { testLeader(t, newHarness) })
 }
 
