@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/guard"
 )
 
 const envKey = "s3cret-from-the-environment"
@@ -17,6 +19,28 @@ func testEnv(name string) (string, bool) {
 		return envKey, true
 	}
 	return "", false
+}
+
+// parseConfig reads a configuration file's bytes as serve does, with the
+// built-in defaults under it, and validates the result.
+func parseConfig(data []byte, getenv func(string) (string, bool)) (*settings, error) {
+	s := newSettings()
+	s.bind(flag.NewFlagSet("test", flag.ContinueOnError))
+	if err := s.decodeFile(data, getenv); err != nil {
+		return nil, err
+	}
+	s.mergeSources()
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadConfig reads the configuration file at path.
+func loadConfig(path string) (*settings, error) {
+	s := newSettings()
+	s.config = path
+	return s, s.loadFile(os.LookupEnv)
 }
 
 func TestParseConfigFull(t *testing.T) {
@@ -29,10 +53,10 @@ func TestParseConfigFull(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example configuration does not parse: %v", err)
 	}
-	if len(c.feeds) == 0 || len(c.budget.Sources) == 0 || c.listen == nil {
+	if len(c.server.Feeds) == 0 || len(c.budget.Sources) == 0 || c.from["listen"] != fromFile {
 		t.Fatalf("the example configures too little: %+v", c)
 	}
-	for _, f := range c.feeds {
+	for _, f := range c.server.Feeds {
 		if f.APIKey == "" {
 			t.Errorf("feed %s got no key from its api_key_env", f.Name)
 		}
@@ -62,8 +86,9 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *c.listen != "127.0.0.1:7500" || *c.guardThreshold != 3 || *c.guardWindow != time.Minute || c.guardOpenFor != nil ||
-		*c.headerTimeout != 5*time.Second || c.leaderLease != 5*time.Second || c.maintainEvery != 10*time.Minute {
+	g := c.server.Guard
+	if c.listen != "127.0.0.1:7500" || g.Threshold != 3 || g.Window != time.Minute || c.from["guard.open_for"] != "" ||
+		c.server.HeaderTimeout != 5*time.Second || c.leader.LeaseFor != 5*time.Second || c.server.MaintainEvery != 10*time.Minute {
 		t.Fatalf("daemon settings: %+v", c)
 	}
 	b := c.budget
@@ -75,7 +100,7 @@ func TestParseConfig(t *testing.T) {
 		s1.Share != budget.ShareUnlimited || *s1.ReservePercent != 20 || s1.Pace != 10*time.Second {
 		t.Fatalf("sources: %+v %+v", s0, s1)
 	}
-	f0, f1 := c.feeds[0], c.feeds[1]
+	f0, f1 := c.server.Feeds[0], c.server.Feeds[1]
 	if f0.APIKey != envKey || len(f0.Categories) != 2 || f0.MaxPages != 3 || f0.CatchUp != 1 || f0.KeepItems != 10 || f1.APIKey != "" {
 		t.Fatalf("feeds: %+v %+v", f0, f1)
 	}
@@ -93,34 +118,34 @@ func TestParseConfigErrorsNameTheSetting(t *testing.T) {
 		{`[]`, "the file must be a JSON object"},
 		{`{"listen": "a",}`, "malformed JSON at line 1"},
 		{"{\n\"listen\": \"a\"\n\"db\": 1}", "malformed JSON at line 3"},
-		{`{} {}`, "data after its JSON object"},
-		{`{"lisen": "x"}`, "lisen: unknown setting"},
+		{`{} {}`, "the file has data after the JSON value"},
+		{`{"lisen": "x"}`, "lisen: unknown field"},
 		{`{"listen": 7411}`, "listen: must be a string, not number"},
 		{`{"log_format": "xml"}`, "log_format"},
 		{`{"log_level": "loud"}`, "log_level"},
 		{`{"db": " "}`, "db: is empty"},
 		{`{"header_timeout": "soon"}`, `header_timeout: "soon" is not a duration`},
 		{`{"header_timeout": 30}`, "header_timeout: must be a string"},
-		{`{"ticket_lease": "-1s"}`, "ticket_lease: -1s: want a positive duration"},
-		{`{"guard": {"threshold": 0}}`, "guard.threshold"},
-		{`{"guard": {"treshold": 2}}`, "guard.treshold: unknown setting"},
-		{`{"guard": []}`, "guard must be a JSON object"},
+		{`{"ticket_lease": "-1s"}`, "ticket_lease: "},
+		{`{"guard": {"threshold": -1}}`, "guard.threshold"},
+		{`{"guard": {"treshold": 2}}`, "guard.treshold: unknown field"},
+		{`{"guard": []}`, "guard: must be a JSON object"},
 		{`{"leader": {"lease": "1ms"}}`, "leader.lease"},
 		{`{"budget": {"total": -1}}`, "budget.total"},
 		{`{"budget": {"bytes": "lots"}}`, "budget.bytes: must be a number"},
 		{`{"budget": {"head_poll_every": "48h"}}`, "budget.head_poll_every"},
-		{`{"budget": {"sources": [{"name": "a"}, {"name": "a"}]}}`, `budget.sources[1].name: "a" is also budget.sources[0]`},
-		{`{"budget": {"sources": [{"name": "a"}, {"name": ""}]}}`, "budget.sources[1].name: is missing"},
+		{`{"budget": {"sources": [{"name": "a"}, {"name": "a"}]}}`, `budget.sources[1].name: source "a" is listed twice (also sources[0])`},
+		{`{"budget": {"sources": [{"name": "a"}, {"name": ""}]}}`, "budget.sources[1].name: is empty"},
 		{`{"budget": {"sources": [{"name": " a"}]}}`, "budget.sources[0].name"},
 		{`{"budget": {"sources": [{"name": "a", "share": "greedy"}]}}`, "budget.sources[0].share"},
 		{`{"budget": {"sources": [{"name": "a", "reserve_percent": 101}]}}`, "budget.sources[0].reserve_percent"},
 		{`{"budget": {"sources": [{"name": "a", "owner_daily_limit": -5}]}}`, "budget.sources[0].owner_daily_limit"},
 		{`{"budget": {"sources": [{"name": "a", "pace": "-3s"}]}}`, "budget.sources[0].pace"},
-		{`{"budget": {"sources": [{"name": "a", "limit": 5}]}}`, "budget.sources[0].limit: unknown setting"},
+		{`{"budget": {"sources": [{"name": "a", "limit": 5}]}}`, "budget.sources[0].limit: unknown field"},
 		{`{"budget": {"sources": [{"name": "a", "owner_daily_limit": "5"}]}}`, "budget.sources[0].owner_daily_limit: must be a number"},
 		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "b", "url": "ftp://b/api"}]}`, "feeds[1].url: must be http or https"},
 		{`{"feeds": [{"name": "a"}]}`, "feeds[0].url: is missing"},
-		{`{"feeds": [{"url": "https://a/api"}]}`, "feeds[0].name: is missing"},
+		{`{"feeds": [{"url": "https://a/api"}]}`, "feeds[0].name: is empty"},
 		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "a", "url": "https://b/api"}]}`, `feeds[1].name: "a" is also feeds[0]`},
 		{`{"feeds": [{"name": "a", "url": "https://a/api?apikey=inline-secret"}]}`, "feeds[0].url: must not carry the apikey"},
 		{`{"feeds": [{"name": "a", "url": "https://user:inline-secret@a/api"}]}`, "feeds[0].url: must not carry user:password"},
@@ -130,10 +155,10 @@ func TestParseConfigErrorsNameTheSetting(t *testing.T) {
 		{`{"feeds": [{"name": "a", "url": "https://a/api", "categories": [5000, -1]}]}`, "feeds[0].categories[1]"},
 		{`{"feeds": [{"name": "a", "url": "https://a/api", "max_pages": -1}]}`, "feeds[0].max_pages"},
 		{`{"feeds": [{"name": "a", "url": "https://a/api", "keep_items": 20000}]}`, "feeds[0].keep_items"},
-		{`{"feeds": [{"name": "a", "url": "https://a/api", "apikey": "inline-secret"}]}`, "feeds[0].apikey: unknown setting"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api", "apikey": "inline-secret"}]}`, "feeds[0].apikey: unknown field"},
 		{`{"feeds": {"name": "a"}}`, "feeds: must be an array"},
-		{`{"evidence": {"ttl": "0s"}}`, "evidence.ttl"},
-		{`{"evidence": {"max_rows": 0}}`, "evidence.max_rows"},
+		{`{"evidence": {"ttl": "-1s"}}`, "evidence.ttl"},
+		{`{"evidence": {"max_rows": -1}}`, "evidence.max_rows"},
 	}
 	for _, c := range cases {
 		_, err := parseConfig([]byte(c.in), testEnv)
@@ -162,27 +187,19 @@ func TestConfigPrecedence(t *testing.T) {
 	t.Setenv("HOSTGUARD_DB", "/from/env.db")
 	t.Setenv("HOSTGUARD_LOG_LEVEL", "")
 	t.Setenv("HOSTGUARD_BUDGET_SOURCES", "c:50")
-	var o serveOptions
-	env := &envDefaults{}
-	fs := serveFlagSet(&o, env, &strings.Builder{})
-	if err := fs.Parse([]string{"--guard-threshold", "4", "--budget-source", "a:99:gentle"}); err != nil {
-		t.Fatal(err)
+	o, code, stop := parseServe([]string{"--guard-threshold", "4", "--budget-source", "a:99:gentle"}, &strings.Builder{})
+	if stop {
+		t.Fatalf("parseServe stopped with exit %d", code)
 	}
-	c, err := loadConfig(o.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	given := map[string]bool{"guard-threshold": true}
-	o.applyFile(c, func(n string) bool { return given[n] || envGiven(n) })
-	if o.listen != "127.0.0.1:7501" || o.db != "/from/env.db" || o.logLevel != "debug" || o.guardThreshold != 4 ||
-		o.guardOpenFor != time.Minute || o.idleTimeout != 7*time.Second || o.guardWindow != 120*time.Second {
+	if o.listen != "127.0.0.1:7501" || o.db != "/from/env.db" || o.logLevel != "debug" || o.server.Guard.Threshold != 4 ||
+		o.server.Guard.OpenFor != time.Minute || o.server.IdleTimeout != 7*time.Second || o.server.Guard.Window != guard.DefaultWindow {
 		t.Fatalf("merged options: listen %q db %q level %q threshold %d open %v idle %v window %v",
-			o.listen, o.db, o.logLevel, o.guardThreshold, o.guardOpenFor, o.idleTimeout, o.guardWindow)
+			o.listen, o.db, o.logLevel, o.server.Guard.Threshold, o.server.Guard.OpenFor, o.server.IdleTimeout, o.server.Guard.Window)
 	}
 	// The command line's --budget-source replaced the environment's list
 	// and then the file's source of the same name.
 	var got []string
-	for _, s := range o.budgetSources {
+	for _, s := range o.budget.Sources {
 		limit := "-"
 		if s.OwnerDailyLimit != nil {
 			limit = itoa(*s.OwnerDailyLimit)
@@ -262,6 +279,81 @@ func TestLoadConfigNoticesAReadableKey(t *testing.T) {
 		}
 		if cfg.looseKey != c.loose {
 			t.Errorf("%s with mode %v: looseKey %v, want %v", c.body, c.mode, cfg.looseKey, c.loose)
+		}
+	}
+}
+
+// TestBadSettingsAreNamedAsWritten: a value the libraries refuse is
+// reported under the name the user wrote it with, wherever it came from.
+func TestBadSettingsAreNamedAsWritten(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hg.json")
+	if err := os.WriteFile(file, []byte(`{
+		"guard": {"window": "-1s"},
+		"budget": {"sources": [{"name": "a"}, {"name": "b"}, {"name": "c", "reserve_percent": 101}]}
+	}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"file", []string{"--config", file}, nil, "configuration " + file + ": guard.window: is -1s"},
+		{"variable over file", []string{"--config", file}, map[string]string{"HOSTGUARD_GUARD_WINDOW": "-2s"}, "HOSTGUARD_GUARD_WINDOW: is -2s"},
+		{"flag over variable", []string{"--config", file, "--guard-window", "-3s"}, map[string]string{"HOSTGUARD_GUARD_WINDOW": "-2s"}, "--guard-window: is -3s"},
+		{"list in the file", []string{"--config", file, "--guard-window", "1m"}, nil, "budget.sources[2].reserve_percent: is 101"},
+		{"flag", []string{"--guard-threshold", "-1"}, nil, "--guard-threshold: is -1"},
+		{"variable", nil, map[string]string{"HOSTGUARD_GUARD_OPEN_FOR": "-1s"}, "HOSTGUARD_GUARD_OPEN_FOR: is -1s"},
+		{"transport", []string{"--idle-timeout", "-1s"}, nil, "--idle-timeout: is negative"},
+		{"new setting", []string{"--guard-max-endpoints", "-5"}, nil, "--guard-max-endpoints: is -5"},
+		{"source flag", []string{"--budget-source", "a\x07"}, nil, "--budget-source: source \"a\\a\": name: contains control character U+0007"},
+		{"source variable", nil, map[string]string{"HOSTGUARD_BUDGET_SOURCES": "ok,b\x07"}, "HOSTGUARD_BUDGET_SOURCES: source \"b\\a\": name"},
+		{"unparsable variable", nil, map[string]string{"HOSTGUARD_GUARD_THRESHOLD": "two"}, `HOSTGUARD_GUARD_THRESHOLD="two" is not a whole number`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			// parseServe, not serve: a case that wrongly passes must not
+			// start a daemon.
+			var errs strings.Builder
+			_, code, stop := parseServe(c.args, &errs)
+			if !stop || code != ExitUsage || !strings.Contains(errs.String(), c.want) {
+				t.Fatalf("exit %d, stderr %q; want usage naming %q", code, errs.String(), c.want)
+			}
+		})
+	}
+}
+
+// TestGuardMaxEndpointsReachesTheGuard is the contributor guide's worked
+// example: one option row makes a library field a flag, a variable and a
+// file setting.
+func TestGuardMaxEndpointsReachesTheGuard(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hg.json")
+	if err := os.WriteFile(file, []byte(`{"guard": {"max_endpoints": 7}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		want int
+	}{
+		{nil, "", guard.DefaultMaxEndpoints},
+		{[]string{"--config", file}, "", 7},
+		{[]string{"--config", file}, "9", 9},
+		{[]string{"--config", file, "--guard-max-endpoints", "11"}, "9", 11},
+	} {
+		if c.env != "" {
+			t.Setenv("HOSTGUARD_GUARD_MAX_ENDPOINTS", c.env)
+		}
+		s, code, stop := parseServe(c.args, &strings.Builder{})
+		if stop {
+			t.Fatalf("%v: exit %d", c.args, code)
+		}
+		if got := s.server.Guard.MaxEndpoints; got != c.want {
+			t.Errorf("%v with variable %q: MaxEndpoints %d, want %d", c.args, c.env, got, c.want)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func TestServeHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("serve --help: exit %d", code)
 	}
 	for _, flag := range []string{"config", "listen", "proxy-listen", "db", "token", "allow-private", "log-format",
-		"guard-threshold", "guard-window", "guard-open-for", "header-timeout", "idle-timeout", "ticket-lease"} {
+		"guard-threshold", "guard-window", "guard-open-for", "guard-max-endpoints", "header-timeout", "idle-timeout", "ticket-lease"} {
 		if !strings.Contains(errs, "-"+flag) {
 			t.Errorf("serve --help does not document --%s", flag)
 		}
@@ -40,9 +40,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--listen", "0.0.0.0:0"}, "beyond loopback"},
 		{[]string{"--listen", "127.0.0.1:0", "--proxy-listen", ":0"}, "proxy-listen"},
 		{[]string{"--log-format", "xml"}, "log-format"},
-		{[]string{"--guard-threshold", "0"}, "guard-threshold"},
+		{[]string{"--guard-threshold", "-1"}, "guard-threshold"},
 		{[]string{"--ticket-lease", "-1s"}, "ticket-lease"},
-		{[]string{"--header-timeout", "0s"}, "header-timeout"},
+		{[]string{"--header-timeout", "-1s"}, "header-timeout"},
 		{[]string{"stray"}, "unexpected argument"},
 	}
 	for _, c := range cases {
