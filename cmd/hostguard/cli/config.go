@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -175,12 +174,14 @@ func (s *settings) decodeSources(raw json.RawMessage) error {
 	return nil
 }
 
+// decodeFeeds reads the feeds and resolves their keys. The server checks
+// the rest of each feed (validate asks it), and newznab its categories when
+// the server builds the client.
 func (s *settings) decodeFeeds(raw json.RawMessage, getenv func(string) (string, bool)) error {
 	var list []feedFile
 	if err := strictjson.DecodeAt("feeds", raw, &list); err != nil {
 		return err
 	}
-	seen := map[string]int{}
 	for i, f := range list {
 		at := fmt.Sprintf("feeds[%d]", i)
 		bad := func(field, format string, args ...any) error {
@@ -190,13 +191,6 @@ func (s *settings) decodeFeeds(raw json.RawMessage, getenv func(string) (string,
 			// A feed is paid from the budget source of its name.
 			field, reason, _ := inputError(err)
 			return bad(field, "%s", reason)
-		}
-		if j, dup := seen[f.Name]; dup {
-			return bad("name", "%q is also feeds[%d]", f.Name, j)
-		}
-		seen[f.Name] = i
-		if err := checkFeedURL(f.URL); err != nil {
-			return bad("url", "%v", err)
 		}
 		key := f.APIKey
 		switch {
@@ -216,41 +210,12 @@ func (s *settings) decodeFeeds(raw json.RawMessage, getenv func(string) (string,
 		}
 		for j, cat := range f.Categories {
 			if cat < 0 {
+				// newznab refuses it too, but only once the daemon runs.
 				return bad(fmt.Sprintf("categories[%d]", j), "%d: category ids are 0 or more", cat)
 			}
 		}
-		for _, n := range []struct {
-			name string
-			v    int
-		}{{"page_size", f.PageSize}, {"max_pages", f.MaxPages}, {"catch_up", f.CatchUp}, {"keep_items", f.KeepItems}} {
-			if n.v < 0 {
-				return bad(n.name, "%d: want 0 (the default) or more", n.v)
-			}
-		}
-		if f.KeepItems > 10_000 {
-			return bad("keep_items", "%d: at most 10000 items are kept in memory", f.KeepItems)
-		}
 		s.server.Feeds = append(s.server.Feeds, server.Feed{Name: f.Name, URL: f.URL, APIKey: key, Categories: f.Categories,
 			PageSize: f.PageSize, MaxPages: f.MaxPages, CatchUp: f.CatchUp, KeepItems: f.KeepItems})
-	}
-	return nil
-}
-
-// checkFeedURL never quotes the URL: a query may hold a credential.
-func checkFeedURL(raw string) error {
-	if raw == "" {
-		return errors.New("is missing: the indexer's API endpoint, such as https://indexer.example/api")
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Host == "":
-		return errors.New("is not a URL with a host, such as https://indexer.example/api")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return errors.New("must be http or https")
-	case u.User != nil:
-		return errors.New("must not carry user:password")
-	case u.Query().Has("apikey"):
-		return errors.New("must not carry the apikey parameter; use api_key_env (or api_key)")
 	}
 	return nil
 }

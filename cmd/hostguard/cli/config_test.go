@@ -126,7 +126,7 @@ func TestParseConfigErrorsNameTheSetting(t *testing.T) {
 		{`{"db": " "}`, "db: is empty"},
 		{`{"header_timeout": "soon"}`, `header_timeout: "soon" is not a duration`},
 		{`{"header_timeout": 30}`, "header_timeout: must be a string"},
-		{`{"ticket_lease": "-1s"}`, "ticket_lease: "},
+		{`{"ticket_lease": "-1s"}`, "ticket_lease: is -1s"},
 		{`{"guard": {"threshold": -1}}`, "guard.threshold"},
 		{`{"guard": {"treshold": 2}}`, "guard.treshold: unknown field"},
 		{`{"guard": []}`, "guard: must be a JSON object"},
@@ -143,8 +143,8 @@ func TestParseConfigErrorsNameTheSetting(t *testing.T) {
 		{`{"budget": {"sources": [{"name": "a", "pace": "-3s"}]}}`, "budget.sources[0].pace"},
 		{`{"budget": {"sources": [{"name": "a", "limit": 5}]}}`, "budget.sources[0].limit: unknown field"},
 		{`{"budget": {"sources": [{"name": "a", "owner_daily_limit": "5"}]}}`, "budget.sources[0].owner_daily_limit: must be a number"},
-		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "b", "url": "ftp://b/api"}]}`, "feeds[1].url: must be http or https"},
-		{`{"feeds": [{"name": "a"}]}`, "feeds[0].url: is missing"},
+		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "b", "url": "ftp://b/api"}]}`, "feeds[1].url: is not an http or https URL"},
+		{`{"feeds": [{"name": "a"}]}`, "feeds[0].url: is empty"},
 		{`{"feeds": [{"url": "https://a/api"}]}`, "feeds[0].name: is empty"},
 		{`{"feeds": [{"name": "a", "url": "https://a/api"}, {"name": "a", "url": "https://b/api"}]}`, `feeds[1].name: "a" is also feeds[0]`},
 		{`{"feeds": [{"name": "a", "url": "https://a/api?apikey=inline-secret"}]}`, "feeds[0].url: must not carry the apikey"},
@@ -217,7 +217,7 @@ func TestServeRefusesABadConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errs := run("serve", "--config", file)
-	if code != ExitUsage || !strings.Contains(errs, "feeds[0].url: must be http or https") || strings.Contains(errs, "inline-secret") {
+	if code != ExitUsage || !strings.Contains(errs, "feeds[0].url: is not an http or https URL") || strings.Contains(errs, "inline-secret") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	code, _, errs = run("serve", "--config", filepath.Join(t.TempDir(), "missing.json"))

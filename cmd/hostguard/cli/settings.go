@@ -12,6 +12,7 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/server"
@@ -268,11 +269,16 @@ var libraryChecks = []struct {
 	section string
 	check   func(*settings) error
 }{
-	{"guard", func(s *settings) error { return s.server.Guard.Validate() }},
+	// The server checks its own fields and delegates to guard, transport
+	// and each feed. It also checks that feeds are wired to a store and a
+	// budget, which runDaemon does after this check: stand-ins say so.
 	{"", func(s *settings) error {
-		return transport.Config{HeaderTimeout: s.server.HeaderTimeout, IdleTimeout: s.server.IdleTimeout}.Validate()
+		c := s.server
+		if len(c.Feeds) > 0 {
+			c.FeedStore, c.Budget = noFeedStore{}, new(budget.Budget)
+		}
+		return c.Validate()
 	}},
-	{"", func(s *settings) error { return s.server.Validate() }},
 	{"budget", func(s *settings) error { return s.budget.Validate() }},
 	{"evidence", func(s *settings) error { return s.evidence.Validate() }},
 	{"leader", func(s *settings) error {
@@ -283,12 +289,21 @@ var libraryChecks = []struct {
 	}},
 }
 
-// noLeaderStore lets leader.New check a configuration.
-type noLeaderStore struct{ leader.Store }
+// noLeaderStore lets leader.New check a configuration; noFeedStore stands
+// for the store server.Config.Validate wants feeds wired to.
+type (
+	noLeaderStore struct{ leader.Store }
+	noFeedStore   struct{ feed.Store }
+)
 
 // inputError returns the field and reason of a library's typed input
 // error.
 func inputError(err error) (field, reason string, ok bool) {
+	// The server's first: it carries the guard's and the feeds' fields
+	// under their place (guard.window, feeds[1].url).
+	if e, ok := errors.AsType[*server.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
 	if e, ok := errors.AsType[*guard.InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
