@@ -145,7 +145,7 @@ func (s *Server) setupFeeds() error {
 			PageSize: f.PageSize, Categories: f.Categories, Budget: cfg.Budget, Now: cfg.Now,
 		})
 		if err != nil {
-			return fmt.Errorf("server: feeds[%d]: %w", i, err)
+			return under(fmt.Sprintf("feeds[%d]", i), err)
 		}
 		if _, ok := s.findSource(f.Name); !ok {
 			// A base source of this node, not a stored override: it
@@ -158,7 +158,7 @@ func (s *Server) setupFeeds() error {
 			MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: feed.BudgetAdmitter(cfg.Budget), Now: cfg.Now, Logger: s.log,
 		})
 		if err != nil {
-			return fmt.Errorf("server: feeds[%d]: %w", i, err)
+			return under(fmt.Sprintf("feeds[%d]", i), err)
 		}
 		if f.KeepItems == 0 {
 			f.KeepItems = DefaultKeepItems
@@ -174,7 +174,7 @@ func (s *Server) setupFeeds() error {
 			Logger:    s.log,
 		})
 		if err != nil {
-			return fmt.Errorf("server: feeds[%d]: %w", i, err)
+			return under(fmt.Sprintf("feeds[%d]", i), err)
 		}
 		s.feeds = append(s.feeds, fr)
 	}

@@ -9,10 +9,6 @@ import (
 	"github.com/hostguard/hostguard/feed"
 )
 
-// maxFeedName mirrors the feed package's bound on names, so that a bad
-// path is refused before it reaches the store.
-const maxFeedName = 200
-
 // feedView is one feed in GET /v1/feeds: its stored position, which every
 // node shares, and what this node's loop did with it.
 type feedView struct {
@@ -123,14 +119,6 @@ func (s *Server) feedList(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func feedName(r *http.Request) (string, error) {
-	name := r.PathValue("name")
-	if len(name) > maxFeedName {
-		return "", badRequest("name", "a feed name is at most %d bytes", maxFeedName)
-	}
-	return name, nil
-}
-
 type feedResetResponse struct {
 	Name string `json:"name"`
 	// HadPosition says whether a stored position was forgotten.
@@ -138,10 +126,7 @@ type feedResetResponse struct {
 }
 
 func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) error {
-	name, err := feedName(r)
-	if err != nil {
-		return err
-	}
+	name := r.PathValue("name")
 	fr := s.feedByName(name)
 	syncer := s.feedReader
 	if fr != nil {
@@ -169,10 +154,7 @@ type feedItemsResponse struct {
 }
 
 func (s *Server) feedItems(w http.ResponseWriter, r *http.Request) error {
-	name, err := feedName(r)
-	if err != nil {
-		return err
-	}
+	name := r.PathValue("name")
 	fr := s.feedByName(name)
 	if fr == nil {
 		return notFound("name", "no feed of that name is configured")

@@ -159,7 +159,7 @@ func TestFeedRoutesBadInput(t *testing.T) {
 	x, _ := newFakeIndexer(t, testAPIKey, 2)
 	f := setup(t, withFeed(x))
 	f.waitSynced("fake")
-	long := strings.Repeat("n", maxFeedName+1)
+	long := strings.Repeat("n", feed.MaxNameLen+1)
 	cases := []struct {
 		name, method, path string
 		status             int

@@ -9,6 +9,7 @@ import (
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/internal/strictjson"
@@ -199,8 +200,15 @@ func libraryInput(err error) (field, reason string, ok bool) {
 	if e, ok := errors.AsType[*health.InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
-	// These name no field of their own; the handler blames one.
-	if errors.Is(err, retry.ErrInvalid) || errors.Is(err, guard.ErrBadURL) {
+	if e, ok := errors.AsType[*retry.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*feed.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	// guard.Key's errors name no field of their own; the handler blames
+	// the one that held the URL.
+	if errors.Is(err, guard.ErrBadURL) {
 		return "", innermost(err).Error(), true
 	}
 	return "", "", false

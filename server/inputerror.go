@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/feed/newznab"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -38,11 +40,15 @@ func invalid(field, format string, args ...any) error {
 }
 
 // under places the input error of a part's package at prefix: guard's
-// open_for is the server's guard.open_for. Any other error passes through.
+// open_for is the server's guard.open_for. Any other error is wrapped with
+// the prefix as its context.
 func under(prefix string, err error) error {
 	field, reason, ok := configInput(err)
 	if !ok {
-		return err
+		if prefix == "" {
+			return err
+		}
+		return fmt.Errorf("server: %s: %w", prefix, err)
 	}
 	switch {
 	case prefix == "":
@@ -67,6 +73,12 @@ func configInput(err error) (field, reason string, ok bool) {
 		return e.Field, e.Reason, true
 	}
 	if e, ok := errors.AsType[*budget.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*feed.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*newznab.InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
 	return "", "", false

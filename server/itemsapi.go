@@ -1,8 +1,7 @@
 package server
 
 import (
-	"encoding/base64"
-	"fmt"
+	"errors"
 	"math"
 	"net/http"
 	"time"
@@ -10,42 +9,12 @@ import (
 	"github.com/hostguard/hostguard/retry"
 )
 
-// maxAddBatch bounds one POST /v1/items. The body limit bounds it too, but
-// a count is a clearer message than a byte figure.
-const maxAddBatch = 10_000
-
-// checkItemID is the part of the scheduler's id rules that can be checked
-// before any work, so that a batch with one bad id is refused whole.
-func checkItemID(field, id string) error {
-	switch {
-	case id == "":
-		return badRequest(field, "%s is empty", field)
-	case len(id) > retry.MaxIDBytes:
-		return badRequest(field, "%s is %d bytes, more than %d", field, len(id), retry.MaxIDBytes)
-	}
-	return nil
-}
-
-// decodePayload reads a base64 payload (standard alphabet, padded, as
-// encoding/json writes []byte).
-func decodePayload(field, p string) ([]byte, error) {
-	if p == "" {
-		return nil, nil
-	}
-	b, err := base64.StdEncoding.DecodeString(p)
-	if err != nil {
-		return nil, badRequest(field, "%s is not standard base64", field)
-	}
-	if len(b) > retry.MaxPayloadBytes {
-		return nil, badRequest(field, "%s is %d bytes, more than %d", field, len(b), retry.MaxPayloadBytes)
-	}
-	return b, nil
-}
-
+// newItem is one item of POST /v1/items. Its payload is base64, as
+// encoding/json writes []byte.
 type newItem struct {
 	ID        string    `json:"id"`
 	Priority  int       `json:"priority"`
-	Payload   string    `json:"payload"`
+	Payload   []byte    `json:"payload"`
 	NotBefore time.Time `json:"not_before"`
 }
 
@@ -63,26 +32,14 @@ func (s *Server) itemsAdd(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("items", "items is missing: {\"items\":[{\"id\":\"...\"}]}")
 	case len(req.Items) == 0:
 		return badRequest("items", "items is empty")
-	case len(req.Items) > maxAddBatch:
-		return badRequest("items", "%d items in one request; at most %d", len(req.Items), maxAddBatch)
 	}
 	items := make([]retry.NewItem, len(req.Items))
 	for i, it := range req.Items {
-		if err := checkItemID(fmt.Sprintf("items[%d].id", i), it.ID); err != nil {
-			return err
-		}
-		if it.Priority > retry.MaxPriority || it.Priority < -retry.MaxPriority {
-			return badRequest(fmt.Sprintf("items[%d].priority", i), "priority %d is outside ±%d", it.Priority, retry.MaxPriority)
-		}
-		p, err := decodePayload(fmt.Sprintf("items[%d].payload", i), it.Payload)
-		if err != nil {
-			return err
-		}
-		items[i] = retry.NewItem{ID: it.ID, Priority: it.Priority, Payload: p, NotBefore: it.NotBefore}
+		items[i] = retry.NewItem{ID: it.ID, Priority: it.Priority, Payload: it.Payload, NotBefore: it.NotBefore}
 	}
 	res, err := s.cfg.Retry.Add(r.Context(), items...)
 	if err != nil {
-		return failed("adding items", blame("items", err))
+		return failed("adding items", err)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
@@ -98,19 +55,19 @@ type claimResponse struct {
 	Leases []retry.Lease `json:"leases"`
 }
 
-// leaseDuration checks a lease length given in seconds.
+// leaseDuration reads a lease length given in seconds; the scheduler
+// judges its range.
 func leaseDuration(field string, secs *float64) (time.Duration, error) {
 	if secs == nil {
 		return 0, badRequest(field, "%s is missing", field)
 	}
 	v := *secs
-	if math.IsNaN(v) || v <= 0 {
-		return 0, badRequest(field, "%s must be positive", field)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, badRequest(field, "%s must be a number of seconds", field)
 	}
-	if v > retry.MaxLease.Seconds() {
-		return 0, badRequest(field, "%s is more than %.0f (%v)", field, retry.MaxLease.Seconds(), retry.MaxLease)
-	}
-	return time.Duration(v * float64(time.Second)), nil
+	// Clamped just past the longest lease so that the conversion cannot
+	// overflow and the scheduler still refuses it.
+	return time.Duration(min(v, retry.MaxLease.Seconds()+1) * float64(time.Second)), nil
 }
 
 func (s *Server) itemsClaim(w http.ResponseWriter, r *http.Request) error {
@@ -121,16 +78,13 @@ func (s *Server) itemsClaim(w http.ResponseWriter, r *http.Request) error {
 	if req.N == nil {
 		return badRequest("n", "n is missing: how many items to claim, 1 to %d", retry.MaxClaim)
 	}
-	if *req.N < 1 || *req.N > retry.MaxClaim {
-		return badRequest("n", "n %d is outside 1 to %d", *req.N, retry.MaxClaim)
-	}
 	lease, err := leaseDuration("lease_seconds", req.LeaseSeconds)
 	if err != nil {
 		return err
 	}
 	leases, err := s.cfg.Retry.Claim(r.Context(), retry.ClaimParams{N: *req.N, Lease: lease, Worker: req.Worker})
 	if err != nil {
-		return failed("claiming items", blame("worker", err))
+		return failed("claiming items", err)
 	}
 	if leases == nil {
 		leases = []retry.Lease{}
@@ -167,19 +121,13 @@ type observeRequest struct {
 	Boost        int    `json:"boost"`
 	AddIfMissing bool   `json:"add_if_missing"`
 	Priority     int    `json:"priority"`
-	Payload      string `json:"payload"`
+	Payload      []byte `json:"payload"`
 }
 
 // itemLease reads the {id} segment and the lease token every operation on
 // a lease names.
 func itemLease(r *http.Request, token string) (retry.LeaseRef, error) {
 	id := r.PathValue("id")
-	if err := checkItemID("id", id); err != nil {
-		return retry.LeaseRef{}, err
-	}
-	if token == "" {
-		return retry.LeaseRef{}, badRequest("lease", "lease is missing: the token claim returned")
-	}
 	return retry.LeaseRef{ID: id, Token: token}, nil
 }
 
@@ -187,7 +135,7 @@ func itemLease(r *http.Request, token string) (retry.LeaseRef, error) {
 func (s *Server) settled(w http.ResponseWriter, r *http.Request, id string) error {
 	item, err := s.cfg.Retry.Get(r.Context(), id)
 	if err != nil {
-		return failed("reading an item", blame("id", err))
+		return failed("reading an item", err)
 	}
 	writeJSON(w, http.StatusOK, item)
 	return nil
@@ -203,7 +151,7 @@ func (s *Server) itemSucceed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := s.cfg.Retry.Succeed(r.Context(), ref); err != nil {
-		return failed("succeed of an item", blame("lease", err))
+		return failed("succeed of an item", err)
 	}
 	return s.settled(w, r, ref.ID)
 }
@@ -218,7 +166,7 @@ func (s *Server) itemRelease(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := s.cfg.Retry.Release(r.Context(), ref); err != nil {
-		return failed("release of an item", blame("lease", err))
+		return failed("release of an item", err)
 	}
 	return s.settled(w, r, ref.ID)
 }
@@ -232,11 +180,8 @@ func (s *Server) itemFail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.Class == "" {
-		return badRequest("class", "class is missing: why the attempt failed, e.g. timeout or not_found")
-	}
 	if err := s.cfg.Retry.Fail(r.Context(), ref, req.Class, req.Note); err != nil {
-		return failed("fail of an item", blame("class", err))
+		return failed("fail of an item", err)
 	}
 	return s.settled(w, r, ref.ID)
 }
@@ -256,7 +201,7 @@ func (s *Server) itemExtend(w http.ResponseWriter, r *http.Request) error {
 	}
 	until, err := s.cfg.Retry.Extend(r.Context(), ref, d)
 	if err != nil {
-		return failed("extending a lease", blame("lease", err))
+		return failed("extending a lease", err)
 	}
 	writeJSON(w, http.StatusOK, extendResponse{ID: ref.ID, Until: until.UTC()})
 	return nil
@@ -264,27 +209,26 @@ func (s *Server) itemExtend(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) itemObserve(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	if err := checkItemID("id", id); err != nil {
-		return err
-	}
 	var req observeRequest
 	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
 		return err
 	}
-	if req.Boost < 0 {
-		return badRequest("boost", "boost must not be negative")
-	}
-	p, err := decodePayload("payload", req.Payload)
-	if err != nil {
-		return err
-	}
 	res, err := s.cfg.Retry.Observe(r.Context(), id, retry.ObserveParams{
-		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Payload: p})
+		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Payload: req.Payload})
 	if err != nil {
-		return failed("observing an item", err)
+		return failed("observing an item", observedID(err))
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
+}
+
+// observedID names the path's id as the route spells it: Observe is
+// ObserveMany of one, whose bad id is ids[0].
+func observedID(err error) error {
+	if ie, ok := errors.AsType[*retry.InputError](err); ok && ie.Field == "ids[0]" {
+		return badRequest("id", "id: %s", ie.Reason)
+	}
+	return err
 }
 
 // itemUnknownOp answers POST /v1/items/{id}/{op} for an op that is none
@@ -295,12 +239,9 @@ func itemUnknownOp(_ http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) itemGet(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	if err := checkItemID("id", id); err != nil {
-		return err
-	}
 	item, err := s.cfg.Retry.Get(r.Context(), id)
 	if err != nil {
-		return failed("reading an item", blame("id", err))
+		return failed("reading an item", err)
 	}
 	writeJSON(w, http.StatusOK, item)
 	return nil

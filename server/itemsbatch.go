@@ -33,22 +33,11 @@ func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case len(req.IDs) == 0:
 		return badRequest("ids", "ids is missing or empty: {\"ids\":[\"...\"]}")
-	case len(req.IDs) > retry.MaxAdd:
-		return badRequest("ids", "%d ids in one request; at most %d", len(req.IDs), retry.MaxAdd)
-	case req.Boost < 0:
-		return badRequest("boost", "boost must not be negative")
-	case req.Priority > retry.MaxPriority || req.Priority < -retry.MaxPriority:
-		return badRequest("priority", "priority %d is outside ±%d", req.Priority, retry.MaxPriority)
-	}
-	for i, id := range req.IDs {
-		if err := checkItemID(fmt.Sprintf("ids[%d]", i), id); err != nil {
-			return err
-		}
 	}
 	res, err := s.cfg.Retry.ObserveMany(r.Context(), req.IDs, retry.ObserveParams{
 		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority})
 	if err != nil {
-		return failed("observing items", blame("ids", err))
+		return failed("observing items", err)
 	}
 	writeJSON(w, http.StatusOK, observeBatchResponse{Results: res})
 	return nil
@@ -93,7 +82,7 @@ func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) error {
 	}
 	errs, err := s.cfg.Retry.Settle(r.Context(), outs)
 	if err != nil {
-		return failed("settling leases", blame("outcomes", err))
+		return failed("settling leases", err)
 	}
 	res := make([]itemsSettleResult, len(outs))
 	for i, e := range errs {
@@ -117,24 +106,13 @@ func settleOutcomes(in []itemsSettleOutcome) ([]retry.Outcome, error) {
 	switch {
 	case len(in) == 0:
 		return nil, badRequest("outcomes", "outcomes is missing or empty: {\"outcomes\":[{\"id\":\"...\",\"lease\":\"...\",\"op\":\"succeed\"}]}")
-	case len(in) > retry.MaxClaim:
-		return nil, badRequest("outcomes", "%d outcomes in one request; at most %d", len(in), retry.MaxClaim)
 	}
 	outs := make([]retry.Outcome, len(in))
 	for i, o := range in {
 		field := func(name string) string { return fmt.Sprintf("outcomes[%d].%s", i, name) }
-		if err := checkItemID(field("id"), o.ID); err != nil {
-			return nil, err
-		}
-		if o.Lease == "" {
-			return nil, badRequest(field("lease"), "%s is missing: the token claim returned", field("lease"))
-		}
 		op, ok := settleOps[o.Op]
 		if !ok {
 			return nil, badRequest(field("op"), "%s %q is not succeed, fail or release (extend has its own route)", field("op"), o.Op)
-		}
-		if op == retry.OpFail && o.Class == "" {
-			return nil, badRequest(field("class"), "%s is missing: why the attempt failed", field("class"))
 		}
 		if op != retry.OpFail && (o.Class != "" || o.Note != "") {
 			return nil, badRequest(field("class"), "class and note go with op fail only")
