@@ -14,10 +14,10 @@ func TestClassLabels(t *testing.T) {
 	for _, c := range failure.Classes() {
 		s := c.String()
 		if !labelRE.MatchString(s) {
-			t.Errorf("Class(%d).String() = %q; not a metric label", c, s)
+			t.Errorf("Class(%q).String() = %q; not a metric label", string(c), s)
 		}
 		if prev, dup := seen[s]; dup {
-			t.Errorf("Class(%d) and Class(%d) share label %q", prev, c, s)
+			t.Errorf("Class(%q) and Class(%q) share label %q", string(prev), string(c), s)
 		}
 		seen[s] = c
 	}
@@ -31,8 +31,20 @@ func TestClassLabels(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("Classes() has %d labels, want %d", len(seen), len(want))
 	}
-	if got := failure.Class(200).String(); got != "unknown" {
-		t.Errorf("out-of-range class String() = %q, want unknown", got)
+	if got := failure.Class("weird\x04").String(); got != "unknown" {
+		t.Errorf("undefined class String() = %q, want unknown", got)
+	}
+	for _, c := range failure.Classes() {
+		if c != failure.None && string(c) != c.String() {
+			t.Errorf("string(%v) = %q; a conversion must give the label", c, string(c))
+		}
+	}
+	if string(failure.None) != "" || failure.None.String() != "none" {
+		t.Errorf("None is %q reading %q; want the empty string reading none", string(failure.None), failure.None)
+	}
+	var zero failure.Class
+	if zero != failure.None {
+		t.Error("the zero Class is not None")
 	}
 }
 

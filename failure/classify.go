@@ -39,7 +39,7 @@ func Classify(err error) Class {
 func dnsClass(err error) (Class, bool) {
 	var dnsErr *net.DNSError
 	if !errors.As(err, &dnsErr) {
-		return 0, false
+		return None, false
 	}
 	switch {
 	case dnsErr.IsNotFound:
@@ -47,13 +47,13 @@ func dnsClass(err error) (Class, bool) {
 	case dnsErr.IsTemporary, dnsErr.IsTimeout:
 		return DNSTemporary, true
 	}
-	return 0, false
+	return None, false
 }
 
 func errnoClass(err error) (Class, bool) {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
-		return 0, false
+		return None, false
 	}
 	switch errno {
 	case syscall.ECONNREFUSED:
@@ -69,7 +69,7 @@ func errnoClass(err error) (Class, bool) {
 	case syscall.ETIMEDOUT:
 		return Timeout, true
 	}
-	return 0, false
+	return None, false
 }
 
 // isTLS reports whether the chain holds a TLS or certificate error: proof

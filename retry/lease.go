@@ -130,10 +130,15 @@ func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
 // should report results: successes in one statement, the rest in one
 // transaction. Each outcome is applied on its own terms; the batch is not
 // all-or-nothing. The returned slice has one entry per outcome: nil when it
-// took effect (or repeated one that had), ErrLeaseLost, or ErrNotFound when
-// the item has been forgotten. The error is for the whole batch: bad input
-// (nothing is applied) or a store failure (outcomes before it may have been
-// applied; sending the batch again is safe, since repeats are harmless).
+// took effect (or repeated one that had), ErrLeaseLost, ErrNotFound when
+// the item has been forgotten, or an *InputError (Field "class" or "note")
+// for a failure whose class or note cannot be stored: that outcome changes
+// nothing (the lease stays, so the worker may send it again with a good
+// class, or let it run out), while the others in the batch take effect.
+// The error is for the whole batch: a malformed lease reference or
+// operation, which only a broken caller sends (nothing is applied), or a
+// store failure (outcomes before it may have been applied; sending the
+// batch again is safe, since repeats are harmless).
 //
 // Rules for every lease operation:
 //   - A token from an older lease (the item was claimed again since) gets
@@ -160,6 +165,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 	}
 	gens := make([]int64, len(outcomes))
 	ids := make([]string, len(outcomes))
+	refused := make([]error, len(outcomes))
 	for i := range outcomes {
 		o := &outcomes[i]
 		// A single operation's fields are named plainly ("class"); a
@@ -181,11 +187,19 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		switch o.Op {
 		case OpSucceed, OpRelease:
 		case OpFail:
-			if err := checkClass(o.Class); err != nil {
-				return nil, field(err)
+			// The class and note come from the failure the worker saw,
+			// not from Claim: in a batch, a bad one refuses its own
+			// outcome only, so the other results still count.
+			err := checkClass(o.Class)
+			if err == nil {
+				err = checkNote(o.Note)
 			}
-			if err := checkNote(o.Note); err != nil {
-				return nil, field(err)
+			switch {
+			case err == nil:
+			case batch:
+				refused[i] = err
+			default:
+				return nil, err
 			}
 		case OpExtend:
 			if o.Extend < time.Microsecond || o.Extend > MaxLease {
@@ -196,28 +210,23 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		}
 	}
 	errs := make([]error, len(outcomes))
-	rest := s.succeedFast(ctx, outcomes, ids, gens, now)
-	if rest == nil {
-		return errs, nil
-	}
-	if len(rest) == len(outcomes) {
-		res, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
-			Now: now,
-			IDs: ids,
-			Apply: func(i int, r *StoreRecord) (bool, error) {
-				return s.applyOutcome(r, outcomes[i], gens[i], now)
-			},
-		})
+	todo := make([]int, 0, len(outcomes))
+	for i, err := range refused {
 		if err != nil {
-			return nil, err
+			errs[i] = err
+			continue
 		}
-		return res.Errs, nil
+		todo = append(todo, i)
+	}
+	rest := s.succeedFast(ctx, outcomes, todo, ids, gens, now)
+	if len(rest) == 0 {
+		return errs, nil
 	}
 	restIDs := make([]string, len(rest))
 	for k, i := range rest {
 		restIDs[k] = ids[i]
 	}
-	restRes, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
+	res, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
 		Now: now,
 		IDs: restIDs,
 		Apply: func(k int, r *StoreRecord) (bool, error) {
@@ -229,7 +238,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		return nil, err
 	}
 	for k, i := range rest {
-		errs[i] = restRes.Errs[k]
+		errs[i] = res.Errs[k]
 	}
 	return errs, nil
 }
@@ -240,25 +249,21 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 // path's locking read and write-back of every column cost several times
 // more. It only applies when no id repeats in the batch, so that outcomes
 // on one item are still applied in their order.
-func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, ids []string, gens []int64, now time.Time) []int {
+func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []int, ids []string, gens []int64, now time.Time) []int {
 	var fast []int
-	seen := make(map[string]bool, len(outcomes))
-	for i, o := range outcomes {
-		if seen[o.Lease.ID] {
+	seen := make(map[string]bool, len(todo))
+	for _, i := range todo {
+		if seen[ids[i]] {
 			fast = nil
 			break
 		}
-		seen[o.Lease.ID] = true
-		if o.Op == OpSucceed {
+		seen[ids[i]] = true
+		if outcomes[i].Op == OpSucceed {
 			fast = append(fast, i)
 		}
 	}
-	all := make([]int, len(outcomes))
-	for i := range all {
-		all[i] = i
-	}
 	if len(fast) == 0 {
-		return all
+		return todo
 	}
 	slices.SortFunc(fast, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
 	q := StoreSucceedParams{Now: now, IDs: make([]string, len(fast)), Gens: make([]int64, len(fast))}
@@ -266,17 +271,16 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, ids []s
 		q.IDs[k], q.Gens[k] = ids[i], gens[i]
 	}
 	res, err := s.store.RetrySucceed(ctx, q)
-	done := res.Done
-	if err != nil || len(done) != len(fast) {
+	if err != nil || len(res.Done) != len(fast) {
 		// The general path will report the error, or get it right.
-		return all
+		return todo
 	}
-	applied := make([]bool, len(outcomes))
+	applied := make(map[int]bool, len(fast))
 	for k, i := range fast {
-		applied[i] = done[k]
+		applied[i] = res.Done[k]
 	}
 	var rest []int
-	for i := range outcomes {
+	for _, i := range todo {
 		if !applied[i] {
 			rest = append(rest, i)
 		}

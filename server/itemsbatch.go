@@ -61,7 +61,9 @@ type itemsSettleRequest struct {
 type itemsSettleResult struct {
 	ID    string `json:"id"`
 	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"` // "lease_lost" or "not_found"
+	Error string `json:"error,omitempty"` // "lease_lost", "not_found" or "invalid"
+	// Message says what was wrong with an invalid outcome.
+	Message string `json:"message,omitempty"`
 }
 
 type itemsSettleResponse struct {
@@ -93,6 +95,11 @@ func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) error {
 			res[i].Error = "lease_lost"
 		case errors.Is(e, retry.ErrNotFound):
 			res[i].Error = "not_found"
+		case errors.Is(e, retry.ErrInvalid):
+			// A class or note the scheduler cannot store refuses that
+			// outcome only; its lease stays.
+			res[i].Error = "invalid"
+			res[i].Message = innermost(e).Error()
 		default:
 			return failed("settling leases", e)
 		}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/retry"
 )
 
@@ -624,6 +626,37 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		h := mustGet(t, e.s, ls[1].ID).History
 		if len(h) != 1 || len(h[0].Note) > retry.MaxNoteBytes || len(h[0].Note) < retry.MaxNoteBytes-1 {
 			t.Fatalf("note kept as %d bytes, want cut to about %d", len(h[0].Note), retry.MaxNoteBytes)
+		}
+	})
+
+	t.Run("an odd class refuses its own outcome only", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
+		mustAdd(t, e.s, ids("o", 4)...)
+		ls := mustClaim(t, e.s, 4, lease)
+		timeout := string(failure.Classify(context.DeadlineExceeded))
+		errs, err := e.s.Settle(ctx(t), []retry.Outcome{
+			{Lease: ls[0].Ref(), Op: retry.OpSucceed},
+			{Lease: ls[1].Ref(), Op: retry.OpFail, Class: "\x04"},
+			{Lease: ls[2].Ref(), Op: retry.OpFail, Class: timeout, Note: "read: i/o timeout"},
+			{Lease: ls[3].Ref(), Op: retry.OpFail, Class: "timeout", Note: "two\nlines"},
+		})
+		if err != nil {
+			t.Fatalf("Settle refused the whole batch: %v", err)
+		}
+		var ie *retry.InputError
+		if errs[0] != nil || errs[2] != nil || !errors.As(errs[1], &ie) || ie.Field != "class" ||
+			!errors.As(errs[3], &ie) || ie.Field != "note" {
+			t.Fatalf("per-outcome results %v; want nil, class refused, nil, note refused", errs)
+		}
+		for i, want := range []retry.State{retry.Done, retry.Leased, retry.Scheduled, retry.Leased} {
+			if it := mustGet(t, e.s, ls[i].ID); it.State != want || (i == 2 && it.LastClass != "timeout") {
+				t.Errorf("%s: %+v; want %v", ls[i].ID, it, want)
+			}
+		}
+		// The refused lease is intact: the worker may send a good class.
+		if err := e.s.Fail(ctx(t), ls[1].Ref(), "no_peers", ""); err != nil {
+			t.Fatalf("Fail after the refused outcome: %v", err)
 		}
 	})
 
