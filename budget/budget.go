@@ -153,6 +153,9 @@ func sameSource(a, b Source) bool {
 // override fails with ErrConfiguredSource (remove it from the
 // configuration instead). Counters stay in the store (and in the total).
 func (b *Budget) RemoveSource(ctx context.Context, name string) error {
+	if err := ValidateSourceName(name); err != nil {
+		return err
+	}
 	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
 		if _, ok := eff.sources[name]; !ok {
 			return false, fmt.Errorf("%w %q", ErrUnknownSource, name)
@@ -220,6 +223,9 @@ func (b *Budget) Paused() bool { return b.snap.Load().paused }
 // "unlimited" rather than "none". A report that changes nothing writes
 // nothing.
 func (b *Budget) ReportLimit(ctx context.Context, source string, n int64) error {
+	if err := checkName("source", source); err != nil {
+		return err
+	}
 	if err := checkAmount("reported_daily_limit", n, "0 (not known)"); err != nil {
 		return err
 	}

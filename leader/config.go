@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/hostguard/hostguard/internal/inputtext"
 )
 
 // Defaults.
@@ -27,7 +28,7 @@ const minLease = 10 * time.Millisecond
 type Config struct {
 	// Name is the election: electors with the same Name on one store
 	// choose one leader. "": DefaultName ("hostguard"). At most 200
-	// characters, no control characters.
+	// bytes of clean text (no NUL byte, control character or invalid UTF-8).
 	Name string
 	// NodeID identifies this elector in the lease. "": hostname, process
 	// id and a random suffix, so that a restarted process is a new node.
@@ -76,8 +77,8 @@ func (c Config) validate() error {
 		switch {
 		case len(f.v) > maxName:
 			return fmt.Errorf("leader: Config.%s is longer than %d bytes", f.field, maxName)
-		case strings.IndexFunc(f.v, unicode.IsControl) >= 0:
-			return fmt.Errorf("leader: Config.%s %q has a control character", f.field, f.v)
+		case inputtext.Check(f.v) != nil:
+			return fmt.Errorf("leader: Config.%s %s", f.field, inputtext.Check(f.v))
 		case strings.TrimSpace(f.v) == "":
 			return fmt.Errorf("leader: Config.%s is blank", f.field)
 		}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -303,4 +304,50 @@ func testEvidence(t *testing.T, newHarness NewFunc) {
 			t.Fatalf("count after prune = %d, %v; want %d", n, err, maxRows)
 		}
 	})
+}
+
+// testEvidenceStrings sends every bad text as every string a Book takes and
+// checks that each is refused with the same error on every engine and that
+// no row is written and the policy does not change.
+func testEvidenceStrings(t *testing.T, newHarness NewFunc) {
+	t.Parallel()
+	st := evidenceStore(t, newHarness(t))
+	b, err := evidence.New(st, evidence.Config{Now: func() time.Time { return evidenceT0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	for _, bad := range badTexts {
+		calls := []struct {
+			field string
+			call  func() error
+		}{
+			{"source", func() error {
+				return b.Record(ctx(t), evidence.Check{Source: bad.s, Subject: "m", Verdict: evidence.Available})
+			}},
+			{"subject", func() error {
+				return b.Record(ctx(t), evidence.Check{Source: "a", Subject: bad.s, Verdict: evidence.Unavailable})
+			}},
+			{"source", func() error { _, err := b.Get(ctx(t), bad.s, "m"); return err }},
+			{"subject", func() error { _, err := b.Get(ctx(t), "a", bad.s); return err }},
+			{"subject", func() error { _, _, err := b.Summarize(ctx(t), bad.s); return err }},
+			{"fingerprint", func() error { _, err := b.InvalidatePolicy(ctx(t), bad.s); return err }},
+			{"fingerprint", func() error {
+				_, err := evidence.New(st, evidence.Config{Fingerprint: bad.s})
+				return err
+			}},
+		}
+		for i, c := range calls {
+			err := c.call()
+			if want := "evidence: " + c.field + ": " + bad.reason; err == nil || err.Error() != want || !errors.Is(err, evidence.ErrInvalid) {
+				t.Errorf("%s, call %d: %v; want %q matching ErrInvalid", bad.what, i, err, want)
+			}
+		}
+	}
+	if n, err := st.EvidenceCount(ctx(t)); err != nil || n != 0 {
+		t.Errorf("refused calls wrote %d rows (%v)", n, err)
+	}
+	if fp := b.CurrentFingerprint(); fp != "" {
+		t.Errorf("a refused policy switch made %q current", fp)
+	}
 }

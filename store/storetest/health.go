@@ -2,8 +2,11 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -414,4 +417,68 @@ func testHealth(t *testing.T, newHarness NewFunc) {
 			t.Fatalf("mixed: %d successes, %d failures; want %d and %d", mixed.Successes, mixed.Failures, wantOK, int64(total)-wantOK)
 		}
 	})
+}
+
+// testHealthStrings sends every bad text, and names that would carry a
+// credential, through a Tracker and checks that each is refused with the
+// same error on every engine and that no record is created.
+func testHealthStrings(t *testing.T, newHarness NewFunc) {
+	t.Parallel()
+	st := newHarness(t).Open(t)
+	tr, err := health.New(st, health.Config{Now: func() time.Time { return healthT0 }, OutageAfter: -1,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// text marks the cases that are bad text, which a List cursor
+	// (after) refuses as well; the others are bad only as host names.
+	type bad struct {
+		what, s, reason string
+		text            bool
+	}
+	cases := []bad{}
+	for _, b := range badTexts {
+		cases = append(cases, bad{b.what, b.s, b.reason, true})
+	}
+	cases = append(cases,
+		bad{"userinfo", "user:PASSW0RD@h.example", "contains '@' (userinfo); use the host name", false},
+		bad{"query", "h.example?apikey=SECRET123", "contains '?' (a query); use the host name", false},
+		bad{"encoded userinfo", "user%3APASSW0RD%40h.example", "contains '%' (an encoded character); use the host name as it is", false},
+		bad{"URL with userinfo", "https://user:PASSW0RD@h.example/", "contains '@' (userinfo); use the host name", false},
+		bad{"inner space", "h .example", "contains white space; use the host name", false},
+	)
+	for _, c := range cases {
+		calls := []struct {
+			field string
+			call  func() error
+		}{
+			{"name", func() error { return tr.Touch(ctx(t), c.s, false) }},
+			{"name", func() error { return tr.Touch(ctx(t), c.s, true) }},
+			{"name", func() error { _, err := tr.Status(ctx(t), c.s); return err }},
+			{"name", func() error { _, err := tr.Reset(ctx(t), c.s); return err }},
+			{"names[1]", func() error {
+				_, _, err := tr.Filter(ctx(t), []string{"ok.example", c.s}, health.Available)
+				return err
+			}},
+		}
+		if c.text {
+			calls = append(calls, struct {
+				field string
+				call  func() error
+			}{"after", func() error { _, err := tr.List(ctx(t), health.ListParams{After: c.s}); return err }})
+		}
+		for i, call := range calls {
+			err := call.call()
+			want := "health: " + call.field + ": " + c.reason
+			if err == nil || err.Error() != want || !errors.Is(err, health.ErrInvalid) {
+				t.Errorf("%s, call %d: %v; want %q matching ErrInvalid", c.what, i, err, want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "PASSW0RD") || strings.Contains(err.Error(), "SECRET123")) {
+				t.Errorf("%s: the error repeats the secret: %v", c.what, err)
+			}
+		}
+	}
+	if n := listNames(t, st, health.StoreListParams{View: health.All, Limit: 100, Now: healthT0}); len(n) != 0 {
+		t.Errorf("refused names were stored: %q", n)
+	}
 }

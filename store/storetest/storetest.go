@@ -44,6 +44,24 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
 	t.Run("budget limits", func(t *testing.T) { testBudgetLimits(t, newHarness) })
 	t.Run("leader", func(t *testing.T) { testLeader(t, newHarness) })
+	t.Run("strict strings", func(t *testing.T) {
+		t.Run("budget", func(t *testing.T) { testBudgetStrings(t, newHarness) })
+		t.Run("evidence", func(t *testing.T) { testEvidenceStrings(t, newHarness) })
+		t.Run("health", func(t *testing.T) { testHealthStrings(t, newHarness) })
+	})
+}
+
+// badTexts are strings every capability refuses, with the reason it gives.
+// PostgreSQL refuses NUL and invalid UTF-8 in text while SQLite keeps
+// them, so each capability must refuse them itself, before the store: the
+// strict-strings cases check that every engine answers with exactly the
+// same error and stores nothing.
+var badTexts = []struct{ what, s, reason string }{
+	{"NUL", "a\x00b", "contains a NUL byte"},
+	{"invalid UTF-8", "a\xffb", "is not valid UTF-8"},
+	{"C0 control", "a\x07b", "contains control character U+0007"},
+	{"DEL", "a\x7fb", "contains control character U+007F"},
+	{"C1 control", "a\u0085b", "contains control character U+0085"},
 }
 
 // ctx returns a context bounded by the test's deadline, so that a hung
