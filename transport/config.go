@@ -74,10 +74,16 @@ type Config struct {
 	// guard's own Config decides. false means no probes.
 	Probe bool
 
+	// Budget admits the requests whose context carries an admission
+	// (WithAdmission) before the guard is asked; *budget.Budget
+	// implements it. nil (the zero value): no admission, requests carrying
+	// one go out unadmitted.
+	Budget Budget
+
 	// Logger receives one line per state transition of the guard New
-	// creates when Guard is nil; it is unused otherwise. nil means
-	// slog.Default(). Lines name the endpoint (an origin) and nothing else
-	// of the URL.
+	// creates when Guard is nil, and a line when a bytes reservation
+	// cannot be settled. nil means slog.Default(). Lines name the endpoint
+	// (an origin) and nothing else of the URL.
 	Logger *slog.Logger
 }
 

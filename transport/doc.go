@@ -28,4 +28,11 @@
 // wrapping *guard.OpenError and does no network work at all. Recognise it
 // with errors.Is(err, guard.ErrOpen), and read OpenError.RetryAfter with
 // errors.As.
+//
+// With Config.Budget set, a request whose context comes from WithAdmission
+// is admitted before the guard is asked: it waits for its source's pacing
+// slot, and is refused with the budget's error, without network work, when
+// the day's allowance is exhausted. A bytes reservation is settled to the
+// body bytes read when the body is closed, and released when the request
+// fails.
 package transport

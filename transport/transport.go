@@ -20,6 +20,8 @@ type Transport struct {
 	origins       origins
 	headerTimeout time.Duration
 	idleTimeout   time.Duration
+	budget        Budget       // admits requests that carry an admission; nil: none
+	logger        *slog.Logger // for what admission cannot report to a caller
 }
 
 // New returns a Transport for cfg. It panics with the error Validate
@@ -35,6 +37,11 @@ func New(cfg Config) *Transport {
 		guard:         cfg.Guard,
 		headerTimeout: cfg.HeaderTimeout,
 		idleTimeout:   cfg.IdleTimeout,
+		budget:        cfg.Budget,
+		logger:        cfg.Logger,
+	}
+	if t.logger == nil {
+		t.logger = slog.Default()
 	}
 	if t.headerTimeout == 0 {
 		t.headerTimeout = DefaultHeaderTimeout
@@ -91,11 +98,27 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// RoundTrip sends one hop through the guard. It honours the RoundTripper
-// contract: any response is returned with a nil error, and req is never
-// modified. When the guard refuses the endpoint it returns an error wrapping
-// *guard.OpenError without touching the network.
+// RoundTrip sends one hop through the budget (see WithAdmission) and the
+// guard. It honours the RoundTripper contract: any response is returned
+// with a nil error, and req is never modified. When the budget or the
+// guard refuses, it returns an error (wrapping the budget's refusal, or
+// *guard.OpenError) without touching the network.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	adm, err := t.admit(req)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := t.roundTrip(req)
+	if err != nil {
+		adm.failed()
+		return nil, err
+	}
+	adm.answered(resp)
+	return resp, nil
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errors.New("transport: request has no URL")
