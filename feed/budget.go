@@ -29,11 +29,17 @@ func (a budgetAdmitter) AdmitPage(ctx context.Context, source string, head bool)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, budget.ErrExhausted), errors.Is(err, budget.ErrPaced),
-		errors.Is(err, budget.ErrPaused), errors.Is(err, budget.ErrDisabled):
+	case budgetRefusal(err):
 		return fmt.Errorf("%w: %w", ErrNotAdmitted, err)
 	}
 	return err
+}
+
+// budgetRefusal reports whether err is a budget's refusal (rather than a
+// failure to ask it).
+func budgetRefusal(err error) bool {
+	return errors.Is(err, budget.ErrExhausted) || errors.Is(err, budget.ErrPaced) ||
+		errors.Is(err, budget.ErrPaused) || errors.Is(err, budget.ErrDisabled)
 }
 
 func (a budgetAdmitter) MarkExhausted(ctx context.Context, source string, until time.Time) error {

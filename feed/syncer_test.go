@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/sqlitetest"
@@ -658,5 +659,26 @@ func TestSeenIDsAgeOut(t *testing.T) {
 		if st, _ := s.Status(ctx(t), "f"); st.Remembered != 11-c.forgotten {
 			t.Fatalf("SeenFor %v: %d remembered", c.seenFor, st.Remembered)
 		}
+	}
+}
+
+// TestBudgetRefusalInsideTheSource: a source whose transport admits its
+// requests refuses a page with the budget's error; the sync stops as
+// cleanly as when its own Admitter refuses.
+func TestBudgetRefusalInsideTheSource(t *testing.T) {
+	t.Parallel()
+	src := newList(10)
+	src.publish(5)
+	s := newSyncer(t, sqlitetest.Open(t), feed.Config{MaxPages: 10})
+	if _, err := s.Sync(ctx(t), "f", src); err != nil {
+		t.Fatal(err)
+	}
+	src.publish(30)
+	refusal := fmt.Errorf("transport: http://x: not admitted: %w", &budget.ExhaustedError{Source: "f", Kind: budget.KindGapPage})
+	src.failRequest(src.requests()+2, refusal)
+	res, err := s.Sync(ctx(t), "f", src)
+	var ex *budget.ExhaustedError
+	if err != nil || res.Stop != feed.StopNotAdmitted || !errors.As(res.Refusal, &ex) || len(res.Items) != 10 || res.Gaps != 1 {
+		t.Fatalf("sync refused on its second page: %+v, %v", res, err)
 	}
 }

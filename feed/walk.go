@@ -95,11 +95,17 @@ func (w *walker) fetch(offset int) ([]entry, bool) {
 			return nil, false
 		}
 		err = fmt.Errorf("feed: %s: page at offset %d: %w", w.name, offset, err)
-		if errors.Is(err, ErrSourceExhausted) {
+		switch {
+		case errors.Is(err, ErrSourceExhausted):
 			// The source refused, as a budget would have: nothing was
 			// lost, so the pages read so far count.
 			w.stop, w.refusal, w.sourceExhausted = StopNotAdmitted, err, true
-		} else {
+		case budgetRefusal(err):
+			// A budget refused the request inside the source (a
+			// transport that admits requests): the same as the
+			// Admitter's refusal.
+			w.stop, w.refusal = StopNotAdmitted, err
+		default:
 			w.stop, w.err = StopFailed, err
 		}
 		return nil, false

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -141,10 +142,11 @@ func (c *Client) Name() string { return c.cfg.Name }
 
 // Caps asks the indexer for its capabilities. A successful answer is kept
 // and used by Page to size its requests; call Caps again to refresh it.
-// Reported API limits go to Config.Budget.
+// Reported API limits go to Config.Budget. The request carries an
+// admission as a search (see admitted).
 func (c *Client) Caps(ctx context.Context) (Caps, error) {
 	var caps Caps
-	err := c.do(ctx, url.Values{"t": {"caps"}}, func(data []byte) error {
+	err := c.do(c.admitted(ctx), url.Values{"t": {"caps"}}, func(data []byte) error {
 		var err error
 		caps, err = parseCaps(data)
 		return err
@@ -173,8 +175,25 @@ type SearchParams struct {
 }
 
 // Search runs t=search. Bad params are an *InputError. The page's Skipped,
-// BadDates and Conflicts say what could not be read as sent.
+// BadDates and Conflicts say what could not be read as sent. The request
+// carries an admission as a search (see admitted).
 func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
+	return c.search(c.admitted(ctx), p)
+}
+
+// admitted returns ctx carrying an admission of a search on the client's
+// source (transport.WithAdmission), unless it carries one already: a
+// transport with a Budget admits the request before any network work, as
+// every request to the indexer must be. Page's requests carry none, because
+// the feed.Syncer that asks for pages admits each one itself.
+func (c *Client) admitted(ctx context.Context) context.Context {
+	if _, ok := transport.AdmissionFrom(ctx); ok {
+		return ctx
+	}
+	return transport.WithAdmission(ctx, budget.AdmitParams{Source: c.cfg.Name, Kind: budget.KindSearch})
+}
+
+func (c *Client) search(ctx context.Context, p SearchParams) (Page, error) {
 	if p.Offset < 0 {
 		return Page{}, &InputError{Field: "offset", Reason: fmt.Sprintf("is %d; want 0 or more", p.Offset)}
 	}
@@ -220,8 +239,10 @@ func (c *Client) Search(ctx context.Context, p SearchParams) (Page, error) {
 // Page implements feed.Source: the newest releases from offset, in pages of
 // Config.PageSize lowered to the indexer's maximum. The first call reads
 // caps once to learn that maximum (an indexer that rejects t=caps is then
-// searched with Config.PageSize as it is). The caps request is not a page
-// and is not budgeted; indexers do not count it against the account.
+// searched with Config.PageSize as it is, and so is one whose caps request
+// the budget refuses for now). The caps request is admitted as a search;
+// the page requests carry no admission, because the Syncer admits each
+// page (as a head poll or a gap page) before it asks for it.
 //
 // Items that cannot be identified keep their place in the page with an
 // empty ID and feed.Item.Skip saying why, so that the Syncer counts offsets
@@ -231,7 +252,7 @@ func (c *Client) Page(ctx context.Context, offset int) ([]feed.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.Search(ctx, SearchParams{Offset: offset, Limit: limit})
+	p, err := c.search(ctx, SearchParams{Offset: offset, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +273,10 @@ func (c *Client) pageSize(ctx context.Context) (int, error) {
 			c.mu.Lock()
 			c.caps = &got
 			c.mu.Unlock()
+		case notAdmitted(err):
+			// The budget has no room for caps now; the page itself was
+			// admitted. Search with Config.PageSize, and ask again later.
+			got = Caps{Search: true}
 		case err != nil:
 			return 0, err
 		}
@@ -262,6 +287,12 @@ func (c *Client) pageSize(ctx context.Context) (int, error) {
 		n = caps.MaxLimit
 	}
 	return n, nil
+}
+
+// notAdmitted reports whether err is a budget's refusal.
+func notAdmitted(err error) bool {
+	return errors.Is(err, budget.ErrExhausted) || errors.Is(err, budget.ErrPaced) ||
+		errors.Is(err, budget.ErrPaused) || errors.Is(err, budget.ErrDisabled)
 }
 
 // noteLimits passes the indexer's own view of its limits to the budget.
