@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/logtest"
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 // daemonProc is one running hostguard binary.
@@ -377,18 +378,16 @@ type feedOut struct {
 // leader's loop works in the background, and the API is how it shows.
 func (d *daemonProc) waitFeed(t *testing.T, cond func(feedOut) bool) feedOut {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var last []feedOut
+	if !waitfor.Until(15*time.Second, func() bool {
 		var resp struct {
 			Feeds []feedOut `json:"feeds"`
 		}
 		d.call(t, "GET", "/v1/feeds", nil, 200, &resp)
-		if len(resp.Feeds) == 1 && cond(resp.Feeds[0]) {
-			return resp.Feeds[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the feed never got there: %+v\n%s", resp.Feeds, d.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		last = resp.Feeds
+		return len(last) == 1 && cond(last[0])
+	}) {
+		t.Fatalf("the feed never got there: %+v\n%s", last, d.logs.String())
 	}
+	return last[0]
 }

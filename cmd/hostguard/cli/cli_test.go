@@ -35,7 +35,7 @@ func TestHelpListsEveryCommandInOrder(t *testing.T) {
 		t.Fatalf("help: exit %d", code)
 	}
 	var listed []string
-	for _, line := range strings.Split(errb.String(), "\n") {
+	for line := range strings.SplitSeq(errb.String(), "\n") {
 		if f := strings.Fields(line); strings.HasPrefix(line, "  ") && len(f) > 1 {
 			listed = append(listed, f[0])
 		}

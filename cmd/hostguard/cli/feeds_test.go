@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/fakeindexer"
+	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/server"
 )
 
@@ -24,24 +25,18 @@ func TestCLIFeedsAndBudgetControls(t *testing.T) {
 	a := []string{"--addr", addr}
 
 	// The leader polls the feed at once.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out := mustRun(t, append([]string{"feeds", "--json"}, a...)...)
+	var out string
+	waitfor.True(t, 10*time.Second, "the feed was synced", func() bool {
+		out = mustRun(t, append([]string{"feeds", "--json"}, a...)...)
 		var resp struct {
 			Feeds []feedJSON `json:"feeds"`
 		}
 		if err := json.Unmarshal([]byte(out), &resp); err != nil {
 			t.Fatal(err)
 		}
-		if len(resp.Feeds) == 1 && resp.Feeds[0].LastSync != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the feed was never synced: %s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	out := mustRun(t, append([]string{"feeds"}, a...)...)
+		return len(resp.Feeds) == 1 && resp.Feeds[0].LastSync != nil
+	})
+	out = mustRun(t, append([]string{"feeds"}, a...)...)
 	if !strings.Contains(out, "FEED") || !strings.Contains(out, "idx") || !strings.Contains(out, "caught-up") {
 		t.Fatalf("feeds table:\n%s", out)
 	}

@@ -37,7 +37,7 @@ func parseBudgetSource(v string) (budget.Source, error) {
 		if err != nil || n < 0 {
 			return budget.Source{}, fmt.Errorf("budget source %q: daily limit %q is not a whole number", v, parts[1])
 		}
-		src.OwnerDailyLimit = budget.Int(n)
+		src.OwnerDailyLimit = new(n)
 	}
 	if len(parts) > 2 {
 		sh, err := budget.ParseShare(parts[2])
