@@ -54,6 +54,7 @@ func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 		RetryQuota:   s.retryQuota(p.N),
 		Lease:        p.Lease.Truncate(time.Microsecond),
 		Worker:       p.Worker,
+		Keys:         newTokens(p.N),
 		PromoteLimit: promoteLimit,
 		MaxExpiries:  s.cfg.ExpiriesPerFailure,
 	})
@@ -86,7 +87,8 @@ func leasesFrom(grants []StoreGrant) []Lease {
 	for i, g := range grants {
 		out[i] = Lease{
 			ID:        g.ID,
-			Token:     formatToken(g.Gen),
+			Token:     g.Key,
+			Term:      g.Gen,
 			Until:     g.Until,
 			Attempt:   g.Attempt,
 			Failures:  g.Failures,

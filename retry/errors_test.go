@@ -29,7 +29,7 @@ func TestInputFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := LeaseRef{ID: "x", Token: formatToken(1)}
+	ref := LeaseRef{ID: "x", Token: newTokens(1)[0]}
 	long := strings.Repeat("x", MaxIDBytes+1)
 	cases := []struct {
 		field string

@@ -49,18 +49,32 @@ func FuzzHistoryRoundTrip(f *testing.F) {
 }
 
 func FuzzParseToken(f *testing.F) {
-	for _, s := range []string{"1", "42", "0", "-1", "+1", "01", "9223372036854775807", "9223372036854775808", "", " 1", "1e3"} {
+	for _, s := range []string{"1", "42", "", newTokens(1)[0], strings.Repeat("A", tokenLen), strings.Repeat("0", tokenLen+1), " " + newTokens(1)[0][1:]} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tok string) {
-		gen, err := parseToken(tok)
-		if err != nil {
-			return
-		}
-		if gen <= 0 || formatToken(gen) != tok {
-			t.Fatalf("parseToken(%q) = %d, which formats as %q", tok, gen, formatToken(gen))
+		err := checkToken(tok)
+		canonical := len(tok) == tokenLen && strings.Trim(tok, "0123456789abcdef") == ""
+		if (err == nil) != canonical {
+			t.Fatalf("checkToken(%q) = %v; canonical form: %v", tok, err, canonical)
 		}
 	})
+}
+
+func TestTokensAreRandomAndCanonical(t *testing.T) {
+	seen := map[string]bool{}
+	for _, tok := range newTokens(1000) {
+		if err := checkToken(tok); err != nil {
+			t.Fatalf("newTokens made %q: %v", tok, err)
+		}
+		if seen[tok] {
+			t.Fatalf("token %q drawn twice", tok)
+		}
+		seen[tok] = true
+	}
+	if tokenBytes*8 < 128 {
+		t.Fatalf("tokens carry %d bits, fewer than 128", tokenBytes*8)
+	}
 }
 
 func FuzzClipNote(f *testing.F) {

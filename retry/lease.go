@@ -57,9 +57,15 @@ type LeaseRef struct {
 // extends it.
 type Lease struct {
 	ID string `json:"id"`
-	// Token fences the lease: operations with an older token fail with
-	// ErrLeaseLost once the item has been claimed again.
+	// Token proves the lease: a secret of 128 random bits, unique to this
+	// lease. Operations with any other token (an older lease's, another
+	// item's) fail with ErrLeaseLost.
 	Token string `json:"lease"`
+	// Term orders the leases: it grows with every lease granted in the
+	// database, so a later lease on any item has a higher term. Pass it to
+	// downstream systems that must refuse writes from a superseded holder
+	// (fencing).
+	Term int64 `json:"term"`
 	// Until is when the lease runs out.
 	Until time.Time `json:"until"`
 	// Attempt is 1 for the first lease on the item, 2 for the second, ...
@@ -163,7 +169,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 	if len(outcomes) > MaxClaim {
 		return nil, invalid("outcomes", "%d outcomes in one Settle, more than %d", len(outcomes), MaxClaim)
 	}
-	gens := make([]int64, len(outcomes))
+	keys := make([]string, len(outcomes))
 	ids := make([]string, len(outcomes))
 	refused := make([]error, len(outcomes))
 	for i := range outcomes {
@@ -179,11 +185,10 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		if err := checkID(o.Lease.ID); err != nil {
 			return nil, field(err)
 		}
-		gen, err := parseToken(o.Lease.Token)
-		if err != nil {
+		if err := checkToken(o.Lease.Token); err != nil {
 			return nil, field(err)
 		}
-		gens[i], ids[i] = gen, o.Lease.ID
+		keys[i], ids[i] = o.Lease.Token, o.Lease.ID
 		switch o.Op {
 		case OpSucceed, OpRelease:
 		case OpFail:
@@ -218,7 +223,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		}
 		todo = append(todo, i)
 	}
-	rest := s.succeedFast(ctx, outcomes, todo, ids, gens, now)
+	rest := s.succeedFast(ctx, outcomes, todo, ids, keys, now)
 	if len(rest) == 0 {
 		return errs, nil
 	}
@@ -231,7 +236,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		IDs: restIDs,
 		Apply: func(k int, r *StoreRecord) (bool, error) {
 			i := rest[k]
-			return s.applyOutcome(r, outcomes[i], gens[i], now)
+			return s.applyOutcome(r, outcomes[i], keys[i], now)
 		},
 	})
 	if err != nil {
@@ -249,7 +254,7 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 // path's locking read and write-back of every column cost several times
 // more. It only applies when no id repeats in the batch, so that outcomes
 // on one item are still applied in their order.
-func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []int, ids []string, gens []int64, now time.Time) []int {
+func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []int, ids, keys []string, now time.Time) []int {
 	var fast []int
 	seen := make(map[string]bool, len(todo))
 	for _, i := range todo {
@@ -266,9 +271,9 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []
 		return todo
 	}
 	slices.SortFunc(fast, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
-	q := StoreSucceedParams{Now: now, IDs: make([]string, len(fast)), Gens: make([]int64, len(fast))}
+	q := StoreSucceedParams{Now: now, IDs: make([]string, len(fast)), Keys: make([]string, len(fast))}
 	for k, i := range fast {
-		q.IDs[k], q.Gens[k] = ids[i], gens[i]
+		q.IDs[k], q.Keys[k] = ids[i], keys[i]
 	}
 	res, err := s.store.RetrySucceed(ctx, q)
 	if err != nil || len(res.Done) != len(fast) {
@@ -289,11 +294,11 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []
 }
 
 // applyOutcome decides one lease operation against the stored record.
-func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, gen int64, now time.Time) (bool, error) {
-	if r.LeaseGen != gen {
+func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now time.Time) (bool, error) {
+	if !tokenMatches(r.LeaseKey, token) {
 		return false, ErrLeaseLost
 	}
-	if r.SettledGen == gen {
+	if r.SettledGen == r.LeaseGen {
 		if r.SettledOp == o.Op && o.Op != OpExtend {
 			return false, nil
 		}
@@ -331,7 +336,7 @@ func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, gen int64, now time.
 	}
 	r.Expiries = 0
 	r.Worker = ""
-	r.SettledGen = gen
+	r.SettledGen = r.LeaseGen
 	r.SettledOp = o.Op
 	r.UpdatedAt = now
 	return true, nil

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,23 +15,25 @@ func TestApplyOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &StoreRecord{ID: "x", State: Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, Worker: "w"}
+	tok := func(c string) string { return strings.Repeat(c, tokenLen) }
+	r := &StoreRecord{ID: "x", State: Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, LeaseKey: tok("7"), Worker: "w"}
 	steps := []struct {
 		name    string
 		o       Outcome
-		gen     int64
+		gen     string
 		err     error
 		changed bool
 		state   State
 	}{
-		{"older token", Outcome{Op: OpSucceed}, 6, ErrLeaseLost, false, Leased},
-		{"newer token", Outcome{Op: OpSucceed}, 8, ErrLeaseLost, false, Leased},
-		{"extend", Outcome{Op: OpExtend, Extend: time.Hour}, 7, nil, true, Leased},
-		{"extend again", Outcome{Op: OpExtend, Extend: time.Hour}, 7, nil, true, Leased},
-		{"fail", Outcome{Op: OpFail, Class: "timeout", Note: "slow"}, 7, nil, true, Scheduled},
-		{"fail repeated", Outcome{Op: OpFail, Class: "timeout"}, 7, nil, false, Scheduled},
-		{"succeed after fail", Outcome{Op: OpSucceed}, 7, ErrLeaseLost, false, Scheduled},
-		{"extend after fail", Outcome{Op: OpExtend, Extend: time.Hour}, 7, ErrLeaseLost, false, Scheduled},
+		{"older token", Outcome{Op: OpSucceed}, tok("6"), ErrLeaseLost, false, Leased},
+		{"newer token", Outcome{Op: OpSucceed}, tok("8"), ErrLeaseLost, false, Leased},
+		{"one digit off", Outcome{Op: OpSucceed}, tok("7")[1:] + "8", ErrLeaseLost, false, Leased},
+		{"extend", Outcome{Op: OpExtend, Extend: time.Hour}, tok("7"), nil, true, Leased},
+		{"extend again", Outcome{Op: OpExtend, Extend: time.Hour}, tok("7"), nil, true, Leased},
+		{"fail", Outcome{Op: OpFail, Class: "timeout", Note: "slow"}, tok("7"), nil, true, Scheduled},
+		{"fail repeated", Outcome{Op: OpFail, Class: "timeout"}, tok("7"), nil, false, Scheduled},
+		{"succeed after fail", Outcome{Op: OpSucceed}, tok("7"), ErrLeaseLost, false, Scheduled},
+		{"extend after fail", Outcome{Op: OpExtend, Extend: time.Hour}, tok("7"), ErrLeaseLost, false, Scheduled},
 	}
 	for _, st := range steps {
 		before := *r
@@ -44,6 +47,11 @@ func TestApplyOutcome(t *testing.T) {
 	}
 	if h, _ := decodeHistory(r.History); r.Failures != 1 || r.Worker != "" || !r.NextAt.Equal(t0.Add(30*time.Minute)) || len(h) != 1 || r.SettledGen != 7 {
 		t.Fatalf("after fail: %+v", r)
+	}
+	// A record without a key (leased before tokens had one) matches no token.
+	keyless := &StoreRecord{ID: "y", State: Leased, LeaseGen: 3}
+	if _, err := s.applyOutcome(keyless, Outcome{Op: OpSucceed}, "", t0); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("a keyless record accepted the empty token: %v", err)
 	}
 }
 

@@ -75,13 +75,16 @@ type StoreAddResult struct {
 // pending ones are available and filling the rest of N with whichever kind
 // remains (internal/retrystore.Pick). Each picked item becomes leased:
 // Attempts+1, a new lease generation from the database-wide counter,
-// next_at = Now+Lease, Worker.
+// next_at = Now+Lease, Worker, and the k-th picked item (in any order the
+// store likes) LeaseKey Keys[k].
 type StoreClaimParams struct {
-	Now          time.Time
-	N            int
-	RetryQuota   int
-	Lease        time.Duration
-	Worker       string
+	Now        time.Time
+	N          int
+	RetryQuota int
+	Lease      time.Duration
+	Worker     string
+	// Keys are N fresh lease tokens.
+	Keys         []string
 	PromoteLimit int
 	MaxExpiries  int
 }
@@ -98,8 +101,10 @@ type StoreClaimResult struct {
 // StoreGrant is one item leased by Store.RetryClaim, as it is after the
 // claim.
 type StoreGrant struct {
-	ID        string
-	Gen       int64
+	ID  string
+	Gen int64
+	// Key is the lease token the store gave the item.
+	Key       string
 	Attempt   int
 	Failures  int
 	Priority  int
@@ -133,16 +138,17 @@ type StoreUpdateResult struct {
 }
 
 // StoreSucceedParams is the input of Store.RetrySucceed. IDs are distinct
-// and sorted; Gens[i] is the lease generation presented for IDs[i]. An
-// item is marked done exactly when its LeaseGen equals Gens[i] and its
-// SettledGen does not (its lease is live, or ran out without being claimed
-// again): State Done, NextAt zero (NULL), not ready, Failures 0, Expiries
-// 0, no Worker, SettledGen Gens[i], SettledOp OpSucceed, UpdatedAt Now.
-// This is the transition Scheduler.Settle would make through RetryUpdate.
+// and sorted; Keys[i] is the lease token presented for IDs[i]. An item is
+// marked done exactly when its LeaseKey equals Keys[i] and its SettledGen
+// differs from its LeaseGen (its lease is live, or ran out without being
+// claimed again): State Done, NextAt zero (NULL), not ready, Failures 0,
+// Expiries 0, no Worker, SettledGen LeaseGen, SettledOp OpSucceed,
+// UpdatedAt Now. This is the transition Scheduler.Settle would make
+// through RetryUpdate.
 type StoreSucceedParams struct {
 	Now  time.Time
 	IDs  []string
-	Gens []int64
+	Keys []string
 }
 
 // StoreSucceedResult is the output of Store.RetrySucceed.
@@ -166,8 +172,10 @@ type StoreRecord struct {
 	LastClass string
 	History   []byte
 	Worker    string
-	// LeaseGen is the generation of the latest lease granted on the item.
+	// LeaseGen is the generation of the latest lease granted on the item,
+	// and LeaseKey its token.
 	LeaseGen int64
+	LeaseKey string
 	// SettledGen and SettledOp record the latest lease that was settled and
 	// how, so that a repeated call can be told from a stale one.
 	SettledGen   int64

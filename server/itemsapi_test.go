@@ -236,7 +236,7 @@ func TestItemsBatchObserveAndSettle(t *testing.T) {
 		{"id": "a", "lease": tok["a"], "op": "succeed"},
 		{"id": "b", "lease": tok["b"], "op": "fail", "class": "timeout", "note": "slow"},
 		{"id": "c", "lease": tok["c"], "op": "release"},
-		{"id": "new", "lease": "999", "op": "succeed"}, // not its token
+		{"id": "new", "lease": tok["a"], "op": "succeed"}, // not its token
 	}
 	var settled struct {
 		Results []struct {

@@ -121,6 +121,11 @@ func settleOutcomes(in []itemsSettleOutcome) ([]retry.Outcome, error) {
 		if !ok {
 			return nil, badRequest(field("op"), "%s %q is not succeed, fail or release (extend has its own route)", field("op"), o.Op)
 		}
+		if op == retry.OpFail && o.Class == "" {
+			// A missing field is a malformed request; a class the
+			// scheduler cannot store refuses only its own outcome.
+			return nil, badRequest(field("class"), "%s is missing: why the attempt failed", field("class"))
+		}
 		if op != retry.OpFail && (o.Class != "" || o.Note != "") {
 			return nil, badRequest(field("class"), "class and note go with op fail only")
 		}

@@ -99,10 +99,11 @@ const retryClaimSQL = `WITH due AS MATERIALIZED (
 		SELECT id, next_at, 1 FROM (
 			SELECT id, next_at, row_number() OVER (ORDER BY priority DESC, next_at) AS k FROM rc) y
 		WHERE k <= GREATEST($3, $2 - (SELECT count(*) FROM pc))),
+	numbered AS (SELECT id, next_at, was, row_number() OVER () AS n FROM pick),
 	changes AS (
 		SELECT coalesce(k.id, w.id) AS id, k.id IS NOT NULL AS leased, coalesce(w.lapsed, false) AS lapsed,
-			k.next_at AS due_at, k.was
-		FROM pick k FULL JOIN woken w ON w.id = k.id),
+			k.next_at AS due_at, k.was, k.n
+		FROM numbered k FULL JOIN woken w ON w.id = k.id),
 	up AS (
 		UPDATE retry_items t SET
 			state = CASE WHEN c.leased THEN 2 WHEN c.lapsed THEN 1 ELSE t.state END,
@@ -111,14 +112,15 @@ const retryClaimSQL = `WITH due AS MATERIALIZED (
 			attempts = CASE WHEN c.leased THEN t.attempts + 1 ELSE t.attempts END,
 			expiries = CASE WHEN c.lapsed THEN t.expiries + 1 ELSE t.expiries END,
 			lease_gen = CASE WHEN c.leased THEN nextval('retry_lease_gen') ELSE t.lease_gen END,
+			lease_key = CASE WHEN c.leased THEN ($8::text[])[c.n] ELSE t.lease_key END,
 			worker = CASE WHEN c.leased THEN $5 WHEN c.lapsed THEN NULL ELSE t.worker END,
 			updated_at = $1
 		FROM changes c WHERE t.id = c.id AND t.id = ANY (ARRAY(SELECT id FROM changes))
-		RETURNING t.id, c.leased, t.lease_gen, t.attempts, t.fails, t.priority, coalesce(t.last_class, '') AS last_class,
+		RETURNING t.id, c.leased, t.lease_gen, t.lease_key, t.attempts, t.fails, t.priority, coalesce(t.last_class, '') AS last_class,
 			t.payload, c.due_at, c.was)
-	SELECT id, lease_gen, attempts, fails, priority, last_class, payload, due_at, was FROM up WHERE leased
+	SELECT id, lease_gen, lease_key, attempts, fails, priority, last_class, payload, due_at, was FROM up WHERE leased
 	UNION ALL
-	SELECT id, 0, 0, 0, 0, '', NULL, NULL, -1 FROM due WHERE state = 2 AND expiries + 1 >= $7`
+	SELECT id, 0, '', 0, 0, 0, '', NULL, NULL, -1 FROM due WHERE state = 2 AND expiries + 1 >= $7`
 
 // RetryClaim implements retry.Store in one statement.
 func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
@@ -128,7 +130,7 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 		worker = &q.Worker
 	}
 	rows, err := s.pool.Query(ctx, retryClaimSQL, q.Now, int64(q.N), int64(q.RetryQuota), until, worker,
-		int64(q.PromoteLimit), int64(q.MaxExpiries))
+		int64(q.PromoteLimit), int64(q.MaxExpiries), q.Keys)
 	if err != nil {
 		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
 	}
@@ -136,7 +138,7 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 	var g retry.StoreGrant
 	var dueAt *time.Time
 	var was int32
-	_, err = pgx.ForEachRow(rows, []any{&g.ID, &g.Gen, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &dueAt, &was}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&g.ID, &g.Gen, &g.Key, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &dueAt, &was}, func() error {
 		if was < 0 {
 			res.Expired = append(res.Expired, g.ID)
 			return nil
@@ -157,7 +159,7 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 
 const retryRecordColumns = `id, priority, state, next_at, attempts, fails, expiries,
 	coalesce(last_class, ''), history, coalesce(worker, ''),
-	lease_gen, settled_gen, settled_op, observations, last_seen, created_at, updated_at`
+	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at`
 
 func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	r := &retry.StoreRecord{}
@@ -165,7 +167,7 @@ func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	var nextAt, lastSeen *time.Time
 	var history *string
 	if err := row.Scan(append([]any{&r.ID, &r.Priority, &state, &nextAt, &r.Attempts, &r.Failures, &expiries,
-		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.SettledGen, &op,
+		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &op,
 		&r.Observations, &lastSeen, &r.CreatedAt, &r.UpdatedAt}, extra...)...); err != nil {
 		return nil, err
 	}
@@ -228,6 +230,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		}
 		var (
 			ids, classes, histories, workers []*string
+			keys                             []*string
 			prios, attempts, fails, seen     []int32
 			states, expiries, ops            []int16
 			readies                          []bool
@@ -251,6 +254,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			histories = append(histories, retryText(string(r.History)))
 			workers = append(workers, retryText(r.Worker))
 			gens = append(gens, r.LeaseGen)
+			keys = append(keys, retryText(r.LeaseKey))
 			settled = append(settled, r.SettledGen)
 			ops = append(ops, int16(r.SettledOp))
 			seen = append(seen, int32(r.Observations))
@@ -261,15 +265,15 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				next_at = u.next_at, attempts = u.attempts, fails = u.fails, expiries = u.expiries,
 				last_class = u.last_class, history = u.history, worker = u.worker, lease_gen = u.lease_gen,
 				settled_gen = u.settled_gen, settled_op = u.settled_op, observations = u.observations,
-				last_seen = u.last_seen, updated_at = u.updated_at
+				last_seen = u.last_seen, updated_at = u.updated_at, lease_key = u.lease_key
 			FROM unnest($1::text[], $2::int[], $3::smallint[], $4::boolean[], $5::timestamptz[], $6::int[],
 				$7::int[], $8::smallint[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
-				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[])
+				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[], $18::text[])
 				AS u(id, priority, state, ready, next_at, attempts, fails, expiries, last_class, history, worker,
-				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at)
+				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at, lease_key)
 			WHERE t.id = u.id AND t.id = ANY ($1)`,
 			ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
-			gens, settled, ops, seen, lastSeen, updated)
+			gens, settled, ops, seen, lastSeen, updated, keys)
 		return err
 	})
 	if err != nil {
@@ -283,10 +287,10 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 // every other batch writer uses.
 func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
 	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
-			expiries = 0, worker = NULL, settled_gen = u.gen, settled_op = 1, updated_at = $1
-		FROM unnest($2::text[], $3::bigint[]) AS u(id, gen)
-		WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_gen = u.gen AND t.settled_gen <> u.gen
-		RETURNING t.id`, q.Now, q.IDs, q.Gens)
+			expiries = 0, worker = NULL, settled_gen = t.lease_gen, settled_op = 1, updated_at = $1
+		FROM unnest($2::text[], $3::text[]) AS u(id, token)
+		WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_key = u.token AND t.settled_gen <> t.lease_gen
+		RETURNING t.id`, q.Now, q.IDs, q.Keys)
 	if err != nil {
 		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}

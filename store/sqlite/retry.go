@@ -71,13 +71,14 @@ const (
 		WHERE ready = 1 AND state = ? AND next_at <= ?
 		ORDER BY priority DESC, next_at LIMIT ?`
 	retrySeqSQL = `UPDATE retry_lease_seq SET gen = gen + ? WHERE one = 0 RETURNING gen`
-	// retryLeaseSQL leases the picked rows, given as a JSON array of rids;
-	// each gets generation base+1, base+2, ... in the array's order.
+	// retryLeaseSQL leases the picked rows, given as a JSON array of
+	// [rid, token] pairs; each gets generation base+1, base+2, ... in the
+	// array's order.
 	retryLeaseSQL = `UPDATE retry_items SET state = 2, ready = 0, next_at = ?1,
-			attempts = attempts + 1, lease_gen = ?2 + p.key + 1, worker = ?3, updated_at = ?4
-		FROM (SELECT key, value FROM json_each(?5)) AS p
-		WHERE retry_items.rid = p.value
-		RETURNING rid, id, attempts, fails, priority, coalesce(last_class, ''), payload, lease_gen`
+			attempts = attempts + 1, lease_gen = ?2 + p.key + 1, lease_key = p.token, worker = ?3, updated_at = ?4
+		FROM (SELECT key, value ->> 0 AS rid, value ->> 1 AS token FROM json_each(?5)) AS p
+		WHERE retry_items.rid = p.rid
+		RETURNING rid, id, attempts, fails, priority, coalesce(last_class, ''), payload, lease_gen, lease_key`
 )
 
 type retryCandidate struct {
@@ -130,13 +131,16 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 			return err
 		}
 		until := q.Now.Add(q.Lease)
-		rids := make([]int64, len(picks))
+		if len(q.Keys) < len(picks) {
+			return fmt.Errorf("%d lease tokens for %d picked items", len(q.Keys), len(picks))
+		}
+		pairs := make([][2]any, len(picks))
 		byRid := make(map[int64]int, len(picks))
 		for i, c := range picks {
-			rids[i] = c.rid
+			pairs[i] = [2]any{c.rid, q.Keys[i]}
 			byRid[c.rid] = i
 		}
-		list, _ := json.Marshal(rids)
+		list, _ := json.Marshal(pairs)
 		rows, err := tx.StmtContext(ctx, st[4]).QueryContext(ctx, micros(until), last-int64(len(picks)), retryText(q.Worker), now, string(list))
 		if err != nil {
 			return err
@@ -146,7 +150,7 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 		for rows.Next() {
 			var rid int64
 			g := retry.StoreGrant{Until: until}
-			if err := rows.Scan(&rid, &g.ID, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &g.Gen); err != nil {
+			if err := rows.Scan(&rid, &g.ID, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &g.Gen, &g.Key); err != nil {
 				rows.Close()
 				return err
 			}
@@ -207,7 +211,7 @@ func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit,
 
 const retryRecordColumns = `rid, id, priority, state, next_at, attempts, fails, expiries,
 	coalesce(last_class, ''), history, coalesce(worker, ''),
-	lease_gen, settled_gen, settled_op, observations, last_seen, created_at, updated_at`
+	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at`
 
 type retryRow struct {
 	rid   int64
@@ -221,7 +225,7 @@ func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow, extra ..
 	var created, updated int64
 	r := &row.rec
 	if err := sc.Scan(append([]any{&row.rid, &r.ID, &r.Priority, &r.State, &nextAt, &r.Attempts, &r.Failures, &r.Expiries,
-		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.SettledGen, &r.SettledOp,
+		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &r.SettledOp,
 		&r.Observations, &lastSeen, &created, &updated}, extra...)...); err != nil {
 		return err
 	}
@@ -239,7 +243,7 @@ const (
 		WHERE id IN (SELECT value FROM json_each(?))`
 	retryWriteSQL = `UPDATE retry_items SET priority = ?, state = ?, ready = ?, next_at = ?,
 		attempts = ?, fails = ?, expiries = ?, last_class = ?, history = ?, worker = ?,
-		lease_gen = ?, settled_gen = ?, settled_op = ?, observations = ?, last_seen = ?, updated_at = ?
+		lease_gen = ?, lease_key = ?, settled_gen = ?, settled_op = ?, observations = ?, last_seen = ?, updated_at = ?
 		WHERE rid = ?`
 )
 
@@ -292,7 +296,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			r := &row.rec
 			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), retryTime(r.NextAt),
 				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryText(string(r.History)),
-				retryText(r.Worker), r.LeaseGen, r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
+				retryText(r.Worker), r.LeaseGen, retryText(r.LeaseKey), r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
 				micros(r.UpdatedAt), row.rid); err != nil {
 				return err
 			}
@@ -306,18 +310,18 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 }
 
 // retrySucceedSQL marks live leases done; the batch is a JSON array of
-// [id, generation] pairs.
+// [id, token] pairs.
 const retrySucceedSQL = `UPDATE retry_items SET state = 3, ready = 0, next_at = NULL, fails = 0, expiries = 0,
-		worker = NULL, settled_gen = p.gen, settled_op = 1, updated_at = ?1
-	FROM (SELECT value ->> 0 AS id, value ->> 1 AS gen FROM json_each(?2)) AS p
-	WHERE retry_items.id = p.id AND retry_items.lease_gen = p.gen AND retry_items.settled_gen <> p.gen
+		worker = NULL, settled_gen = lease_gen, settled_op = 1, updated_at = ?1
+	FROM (SELECT value ->> 0 AS id, value ->> 1 AS token FROM json_each(?2)) AS p
+	WHERE retry_items.id = p.id AND retry_items.lease_key = p.token AND retry_items.settled_gen <> retry_items.lease_gen
 	RETURNING retry_items.id`
 
 // RetrySucceed implements retry.Store in one statement.
 func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
 	pairs := make([][2]any, len(q.IDs))
 	for i := range q.IDs {
-		pairs[i] = [2]any{q.IDs[i], q.Gens[i]}
+		pairs[i] = [2]any{q.IDs[i], q.Keys[i]}
 	}
 	list, err := json.Marshal(pairs)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,6 +269,63 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 			t.Fatalf("stale operations changed the item: %+v", after)
 		}
 		if err := other.Succeed(ctx(t), second[0].Ref()); err != nil {
+			t.Fatalf("Succeed with the live token: %v", err)
+		}
+	})
+
+	t.Run("tokens are secret, and no other token settles a lease", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{})
+		mustAdd(t, e.s, ids("k", 3)...)
+		ls := mustClaim(t, e.s, 3, lease)
+		seen := map[string]bool{}
+		var lastTerm int64
+		for _, l := range ls {
+			if len(l.Token) < 32 || seen[l.Token] {
+				t.Fatalf("token %q: want at least 32 hex digits (128 bits), unique", l.Token)
+			}
+			seen[l.Token] = true
+			lastTerm = max(lastTerm, l.Term)
+			if l.Term <= 0 {
+				t.Fatalf("lease %+v has no term", l)
+			}
+		}
+		// An earlier lease on the same item: release, claim again, and the
+		// first token is worthless although nobody else holds the item.
+		first := ls[0]
+		if err := e.s.Release(ctx(t), first.Ref()); err != nil {
+			t.Fatal(err)
+		}
+		second := mustClaim(t, e.s, 1, lease)
+		if len(second) != 1 || second[0].ID != first.ID || second[0].Token == first.Token || second[0].Term <= lastTerm {
+			t.Fatalf("re-claim %+v after %+v; want a new token and a higher term", second, first)
+		}
+		before := mustGet(t, e.s, first.ID)
+		forged := strings.Repeat("0", len(first.Token))
+		for _, tok := range []string{first.Token, ls[1].Token, forged} {
+			ref := retry.LeaseRef{ID: first.ID, Token: tok}
+			for name, op := range map[string]func() error{
+				"succeed": func() error { return e.s.Succeed(ctx(t), ref) },
+				"fail":    func() error { return e.s.Fail(ctx(t), ref, "x", "") },
+				"release": func() error { return e.s.Release(ctx(t), ref) },
+				"extend":  func() error { _, err := e.s.Extend(ctx(t), ref, lease); return err },
+				"settle": func() error {
+					errs, err := e.s.Settle(ctx(t), []retry.Outcome{{Lease: ref, Op: retry.OpSucceed}})
+					if err != nil {
+						return err
+					}
+					return errs[0]
+				},
+			} {
+				if err := op(); !errors.Is(err, retry.ErrLeaseLost) {
+					t.Errorf("%s with token %.8s…: %v, want ErrLeaseLost", name, tok, err)
+				}
+			}
+		}
+		if after := mustGet(t, e.s, first.ID); !after.UpdatedAt.Equal(before.UpdatedAt) || after.State != retry.Leased {
+			t.Fatalf("foreign tokens changed the item: %+v", after)
+		}
+		if err := e.s.Succeed(ctx(t), second[0].Ref()); err != nil {
 			t.Fatalf("Succeed with the live token: %v", err)
 		}
 	})
@@ -737,7 +794,7 @@ func testRetryConcurrent(t *testing.T, newHarness NewFunc) {
 					if grants[l.Token] != nil {
 						failures = append(failures, fmt.Sprintf("token %s granted twice", l.Token))
 					}
-					gen, _ := strconv.ParseInt(l.Token, 10, 64)
+					gen := l.Term
 					// The claim's own clock reading, not one taken before
 					// the call: other workers move the shared clock
 					// meanwhile, and an earlier reading would date the grant

@@ -208,7 +208,7 @@ class ItemsTest(unittest.TestCase):
         self.assertTrue(many[1].get("unknown"))
         self.assertEqual(hg.items.get(p + "b")["observations"], 2)
         results = hg.items.settle([{"id": p + "c", "lease": mine[p + "c"]["lease"], "op": "succeed"},
-                                   {"id": p + "a", "lease": "999999", "op": "release"}])
+                                   {"id": p + "a", "lease": "0" * 32, "op": "release"}])
         self.assertEqual([r["ok"] for r in results], [True, False])
         self.assertEqual(results[1]["error"], "lease_lost")
         self.assertGreaterEqual(hg.items.stats()["by_state"]["done"], 2)

@@ -180,7 +180,7 @@ describe("items", () => {
     assert.equal((await hg.items.get(p + "b")).observations, 2);
     const results = await hg.items.settle([
       { id: p + "c", lease: mine[p + "c"].lease, op: "succeed" },
-      { id: p + "a", lease: "999999", op: "release" },
+      { id: p + "a", lease: "0".repeat(32), op: "release" },
     ]);
     assert.deepEqual(results.map((r) => r.ok), [true, false]);
     assert.equal(results[1].error, "lease_lost");
