@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,7 +66,8 @@ type LoopConfig struct {
 	// real time, so a clock of one's own only makes sense in tests under
 	// testing/synctest, where both are fake.
 	Now func() time.Time
-	// Logger receives one line per failed sync and per change of
+	// Logger receives one line per failed sync, one per sync whose pages
+	// held items the source could not identify, and one per change of
 	// leadership seen by the loop. Default (nil) slog.Default().
 	Logger *slog.Logger
 }
@@ -127,6 +130,15 @@ type FeedStatus struct {
 	LastStop  StopReason `json:"last_stop,omitempty"`
 	// LastError is the last sync's error or refusal, "" if it had none.
 	LastError string `json:"last_error,omitempty"`
+	// RetryAt is when the source said, with the last sync's refusal or
+	// failure, that it will serve again (a Retry-After, "disabled till");
+	// the loop asks it nothing before then. Zero when it did not say.
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	// LastSkipped is how many items the last sync's pages held that the
+	// source could not identify; Skipped adds them up since the loop
+	// started (see Result.Skipped).
+	LastSkipped int   `json:"last_skipped"`
+	Skipped     int64 `json:"skipped"`
 	// Items counts the items this node's loop handed out since it
 	// started.
 	Items int64 `json:"items"`
@@ -306,14 +318,20 @@ func (l *Loop) syncOne(ctx context.Context, name string, head bool) {
 	if err != nil && ctx.Err() == nil {
 		l.cfg.Logger.Warn("feed: sync failed", "feed", name, "err", err)
 	}
+	skipped := l.logSkipped(name, res.Skipped)
 	now := l.cfg.Now()
 	interval := l.interval(name)
+	retry := retryAt(err, now)
+	if retry.IsZero() {
+		retry = retryAt(res.Refusal, now)
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := &f.status
 	st.LastSync, st.LastItems, st.LastPages, st.LastStop = now, len(res.Items), res.Pages, res.Stop
 	st.Items += int64(len(res.Items))
+	st.LastSkipped, st.Skipped, st.RetryAt = skipped, st.Skipped+int64(skipped), retry
 	st.Interval = interval
 	st.LastError = ""
 	switch {
@@ -352,10 +370,41 @@ func (l *Loop) syncOne(ctx context.Context, name string, head bool) {
 	case res.Gaps > 0:
 		st.NextResume = now.Add(l.cfg.GapEvery)
 	}
+	if !retry.IsZero() {
+		// Nothing goes to a source before the time it said.
+		st.NextHeadPoll = later(st.NextHeadPoll, retry)
+		if !st.NextResume.IsZero() {
+			st.NextResume = later(st.NextResume, retry)
+		}
+	}
 	if !st.NextResume.IsZero() && !st.NextResume.Before(st.NextHeadPoll) {
 		// The head poll comes first and resumes the gaps anyway.
 		st.NextResume = time.Time{}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+// logSkipped logs, once per sync, the items the source could not
+// identify, and returns how many there were.
+func (l *Loop) logSkipped(name string, skipped map[string]int) int {
+	n := 0
+	reasons := make([]string, 0, len(skipped))
+	for r, c := range skipped {
+		n += c
+		reasons = append(reasons, fmt.Sprintf("%s: %d", r, c))
+	}
+	if n > 0 {
+		sort.Strings(reasons)
+		l.cfg.Logger.Warn("feed: items skipped; the source sent them without an identity",
+			"feed", name, "skipped", n, "reasons", strings.Join(reasons, "; "))
+	}
+	return n
 }
 
 // refusedDelay is how long a refused gap waits: a pacing refusal for its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
+	"github.com/hostguard/hostguard/internal/logtest"
 	"github.com/hostguard/hostguard/internal/sqlitetest"
 	"github.com/hostguard/hostguard/leader"
 )
@@ -411,6 +413,88 @@ func TestLoopRunLeadingInsideAnotherElection(t *testing.T) {
 		}
 		if !st.Leading || st.Items != 4 || l.Status()[0].Leading {
 			t.Fatalf("status while leading %+v; after: leading=%v", st, l.Status()[0].Leading)
+		}
+	})
+}
+
+// retryLater is a source's temporary refusal that says when to come back.
+type retryLater struct{ at time.Time }
+
+func (e retryLater) Error() string        { return "disabled till " + e.at.Format(time.RFC3339) }
+func (e retryLater) Is(target error) bool { return target == feed.ErrSourceExhausted }
+func (e retryLater) RetryAt() time.Time   { return e.at }
+
+// untilGate admits everything and records the untils it is told.
+type untilGate struct {
+	mu     sync.Mutex
+	untils []time.Time
+}
+
+func (*untilGate) AdmitPage(context.Context, string, bool) error { return nil }
+func (g *untilGate) MarkExhausted(_ context.Context, _ string, until time.Time) error {
+	g.mu.Lock()
+	g.untils = append(g.untils, until)
+	g.mu.Unlock()
+	return nil
+}
+
+// TestLoopReportsSkippedItemsAndTheSourcesRetryTime: items without an
+// identity are counted and logged once per sync; a temporary refusal is
+// shown with its time, passed on until then (not to the end of the day),
+// and nothing is asked of the source before it.
+func TestLoopReportsSkippedItemsAndTheSourcesRetryTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		src := newTimed(10)
+		src.publish(3)
+		src.publishUnidentified(2)
+		var logs logtest.Buffer
+		gate := &untilGate{}
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{Admitter: gate})
+		l, err := feed.NewLoop(feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "f", Source: src}},
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := runLoop(t, l)
+		defer stop()
+		synctest.Wait()
+		st := l.Status()[0]
+		if st.LastSkipped != 2 || st.Skipped != 2 || st.LastItems != 3 {
+			t.Fatalf("status after the first sync %+v", st)
+		}
+		if n := strings.Count(logs.String(), "feed: items skipped"); n != 1 || !strings.Contains(logs.String(), "no id here: 2") {
+			t.Fatalf("skipped items logged %d times:\n%s", n, logs.String())
+		}
+
+		until := start.Add(75 * time.Minute)
+		src.mu.Lock()
+		src.fail = retryLater{until}
+		src.mu.Unlock()
+		time.Sleep(30*time.Minute + 30*time.Second) // the poll at 30 is refused
+		synctest.Wait()
+		st = l.Status()[0]
+		if st.LastStop != feed.StopNotAdmitted || !st.RetryAt.Equal(until) || !strings.Contains(st.LastError, "disabled till") ||
+			!st.NextHeadPoll.Equal(until) {
+			t.Fatalf("status after the refusal %+v", st)
+		}
+		gate.mu.Lock()
+		marked := fmt.Sprint(gate.untils)
+		gate.mu.Unlock()
+		if marked != fmt.Sprint([]time.Time{until}) {
+			t.Fatalf("the admitter was told %s; want until %v", marked, until)
+		}
+
+		src.mu.Lock()
+		src.fail = nil
+		src.mu.Unlock()
+		time.Sleep(50 * time.Minute)
+		synctest.Wait()
+		if h := fmt.Sprint(src.heads(start)); h != "[0 30 75]" {
+			t.Fatalf("head polls at minutes %s; want none between the refusal and its time", h)
+		}
+		if st := l.Status()[0]; !st.RetryAt.IsZero() || st.LastStop != feed.StopCaughtUp || st.Skipped != 4 {
+			t.Fatalf("status after the source came back %+v", st)
 		}
 	})
 }

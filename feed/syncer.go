@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -183,7 +184,10 @@ func (s *Syncer) run(ctx context.Context, name string, src Source, fromHead bool
 	if w.sourceExhausted {
 		if m, ok := s.cfg.Admitter.(ExhaustionMarker); ok {
 			// Best effort: the source will refuse again anyway.
-			_ = m.MarkExhausted(ctx, name, time.Time{})
+			// Until the source said, if it did: a temporary refusal
+			// ("retry in 10 minutes") must not close the rest of the
+			// day; zero is the day's end, for a daily limit.
+			_ = m.MarkExhausted(ctx, name, retryAt(w.refusal, s.cfg.Now()))
 		}
 	}
 	return res, w.err
@@ -238,6 +242,19 @@ func (s *Syncer) advance(w *walker, old state, fromHead bool) (next state, compl
 		return next, false
 	}
 	return next, true
+}
+
+// retryAt is when err's source says it will serve again (a RetryAter in
+// its chain), or zero when it does not say or says a time not after now.
+func retryAt(err error, now time.Time) time.Time {
+	var ra RetryAter
+	if err == nil || !errors.As(err, &ra) {
+		return time.Time{}
+	}
+	if t := ra.RetryAt(); t.After(now) {
+		return t
+	}
+	return time.Time{}
 }
 
 // hashes are the items' ids as the store keeps them.

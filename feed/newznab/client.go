@@ -321,11 +321,15 @@ func (c *Client) do(ctx context.Context, q url.Values, parse func([]byte) error)
 	if err == nil {
 		return nil
 	}
-	var ie *Error
-	if errors.As(err, &ie) && ie.kind == ErrAPILimit && ie.Until.IsZero() && c.cfg.Budget != nil {
-		// The account's daily limit: nothing more today. A refusal that
-		// says until when is left to the caller, who retries then.
-		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, time.Time{})
+	if c.cfg.Budget != nil && errors.Is(err, feed.ErrSourceExhausted) {
+		// The indexer's own refusal: until the time it said (a
+		// temporary one), else the end of the day (its daily limit).
+		var until time.Time
+		var ra feed.RetryAter
+		if errors.As(err, &ra) && ra.RetryAt().After(c.cfg.Now()) {
+			until = ra.RetryAt()
+		}
+		_ = c.cfg.Budget.MarkExhausted(ctx, c.cfg.Name, until)
 	}
 	return &masked{err: err, key: c.cfg.APIKey}
 }

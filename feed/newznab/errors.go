@@ -148,7 +148,8 @@ func (e *Error) Temporary() bool {
 func (e *Error) RetryAt() time.Time { return e.Until }
 
 // StatusError is an HTTP error status that came without an error document.
-// A 429 (too many requests) matches feed.ErrSourceExhausted.
+// A 429 (too many requests) with a Retry-After matches
+// feed.ErrSourceExhausted.
 type StatusError struct {
 	Status int
 	// Until is the Retry-After header's time, zero without one.
@@ -163,9 +164,12 @@ func (e *StatusError) Error() string {
 	return s
 }
 
-// Is makes a 429 match feed.ErrSourceExhausted.
+// Is makes a 429 that says when to retry match feed.ErrSourceExhausted:
+// the source's own refusal, until then. One that does not say is a
+// failure, retried after the caller's back-off rather than closing the
+// source for the day.
 func (e *StatusError) Is(target error) bool {
-	return target == feed.ErrSourceExhausted && e.Status == http.StatusTooManyRequests
+	return target == feed.ErrSourceExhausted && e.Status == http.StatusTooManyRequests && !e.Until.IsZero()
 }
 
 // RetryAt is Until: it implements feed.RetryAter.

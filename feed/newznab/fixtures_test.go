@@ -276,38 +276,38 @@ func TestFixtureErrors(t *testing.T) {
 		want      error
 		code      int // of the *Error; 0 for a *StatusError
 		until     time.Time
-		exhausted bool // matches feed.ErrSourceExhausted
-		marked    bool // the budget hears the day's limit is reached
+		exhausted bool // matches feed.ErrSourceExhausted, and the budget hears it until `until` (zero: the day's end)
 	}{
 		{"prowlarr query limit", answer{file: "error_prowlarr_query_limit.xml", status: 429, retryAfter: "3600"},
-			newznab.ErrAPILimit, 429, hour, true, false},
+			newznab.ErrAPILimit, 429, hour, true},
 		{"prowlarr grab limit", answer{file: "error_prowlarr_grab_limit.xml", status: 429, retryAfter: "7200"},
-			newznab.ErrDownloadLimit, 429, fixtureNow.Add(2 * time.Hour), false, false},
+			newznab.ErrDownloadLimit, 429, fixtureNow.Add(2 * time.Hour), false},
 		{"prowlarr disabled till, with Retry-After", answer{file: "error_prowlarr_disabled_till.xml", status: 429, retryAfter: "1800"},
-			newznab.ErrDisabled, 429, fixtureNow.Add(30 * time.Minute), true, false},
+			newznab.ErrDisabled, 429, fixtureNow.Add(30 * time.Minute), true},
 		{"prowlarr disabled till, description only", answer{file: "error_prowlarr_disabled_till.xml", status: 429},
-			newznab.ErrDisabled, 429, time.Date(2026, 12, 1, 20, 30, 0, 0, time.UTC), true, false},
+			newznab.ErrDisabled, 429, time.Date(2026, 12, 1, 20, 30, 0, 0, time.UTC), true},
 		{"prowlarr disabled", answer{file: "error_prowlarr_disabled.xml", status: 410},
-			newznab.ErrDisabled, 410, time.Time{}, false, false},
+			newznab.ErrDisabled, 410, time.Time{}, false},
 		{"request limit", answer{file: "error_request_limit.xml"},
-			newznab.ErrAPILimit, 500, time.Time{}, true, true},
+			newznab.ErrAPILimit, 500, time.Time{}, true},
 		{"request limit, HTTP date", answer{file: "error_request_limit.xml", status: 503, retryAfter: "Tue, 01 Dec 2026 20:30:00 GMT"},
-			newznab.ErrAPILimit, 500, hour, true, false},
-		{"credentials", answer{file: "error_credentials.xml"}, newznab.ErrBadCredentials, 100, time.Time{}, false, false},
-		{"api disabled", answer{file: "error_api_disabled.xml"}, newznab.ErrDisabled, 910, time.Time{}, false, false},
-		{"bad parameter", answer{file: "error_parameter.xml", status: 400}, newznab.ErrRequest, 201, time.Time{}, false, false},
-		{"download limit", answer{file: "error_download_limit.xml"}, newznab.ErrDownloadLimit, 501, time.Time{}, false, false},
-		{"nzbhydra2 json", answer{file: "error_hydra.json"}, newznab.ErrBadCredentials, 100, time.Time{}, false, false},
-		{"newznab json", answer{file: "error_newznab.json"}, newznab.ErrAPILimit, 500, time.Time{}, true, true},
+			newznab.ErrAPILimit, 500, hour, true},
+		{"credentials", answer{file: "error_credentials.xml"}, newznab.ErrBadCredentials, 100, time.Time{}, false},
+		{"api disabled", answer{file: "error_api_disabled.xml"}, newznab.ErrDisabled, 910, time.Time{}, false},
+		{"bad parameter", answer{file: "error_parameter.xml", status: 400}, newznab.ErrRequest, 201, time.Time{}, false},
+		{"download limit", answer{file: "error_download_limit.xml"}, newznab.ErrDownloadLimit, 501, time.Time{}, false},
+		{"nzbhydra2 json", answer{file: "error_hydra.json"}, newznab.ErrBadCredentials, 100, time.Time{}, false},
+		{"newznab json", answer{file: "error_newznab.json"}, newznab.ErrAPILimit, 500, time.Time{}, true},
 		{"nested json, disabled till", answer{file: "error_nested.json", status: 429},
-			newznab.ErrDisabled, 429, time.Date(2026, 12, 1, 20, 30, 0, 0, time.UTC), true, false},
+			newznab.ErrDisabled, 429, time.Date(2026, 12, 1, 20, 30, 0, 0, time.UTC), true},
 		{"json message", answer{file: "error_string.json", status: 429, retryAfter: "60"},
-			newznab.ErrAPILimit, 0, fixtureNow.Add(time.Minute), true, false},
+			newznab.ErrAPILimit, 0, fixtureNow.Add(time.Minute), true},
 		{"past Retry-After is ignored", answer{file: "error_prowlarr_query_limit.xml", status: 429, retryAfter: "Tue, 01 Dec 2026 10:00:00 GMT"},
-			newznab.ErrAPILimit, 429, time.Time{}, true, true},
+			newznab.ErrAPILimit, 429, time.Time{}, true},
 		{"maintenance page", answer{file: "maintenance.html", status: 503, retryAfter: "120"},
-			nil, 0, fixtureNow.Add(2 * time.Minute), false, false},
-		{"bare 429", answer{status: 429, retryAfter: "30"}, nil, 0, fixtureNow.Add(30 * time.Second), true, false},
+			nil, 0, fixtureNow.Add(2 * time.Minute), false},
+		{"bare 429", answer{status: 429, retryAfter: "30"}, nil, 0, fixtureNow.Add(30 * time.Second), true},
+		{"bare 429 without Retry-After", answer{status: 429}, nil, 0, time.Time{}, false},
 	}
 	calls := []struct {
 		name string
@@ -356,8 +356,10 @@ func TestFixtureErrors(t *testing.T) {
 						t.Errorf("status error %+v; want status %d (%v)", se, c.answer.status, err)
 					}
 				}
-				if _, exhausted := b.calls(); (len(exhausted) == 1) != c.marked {
-					t.Errorf("budget marked exhausted %d times; want it %v", len(exhausted), c.marked)
+				if _, exhausted := b.calls(); (len(exhausted) == 1) != c.exhausted {
+					t.Errorf("budget marked exhausted %d times; want it %v", len(exhausted), c.exhausted)
+				} else if u := b.untilsSent(); c.exhausted && !u[0].Equal(c.until) {
+					t.Errorf("budget marked exhausted until %v; want %v", u[0], c.until)
 				}
 				if strings.Contains(err.Error(), fixtureKey) || !strings.HasPrefix(err.Error(), "newznab: ") {
 					t.Errorf("error text %q", err)

@@ -18,6 +18,7 @@ type budgetRecorder struct {
 	mu        sync.Mutex
 	reported  []int64
 	exhausted []string
+	untils    []time.Time
 }
 
 func (b *budgetRecorder) ReportLimit(_ context.Context, source string, n int64) error {
@@ -27,9 +28,10 @@ func (b *budgetRecorder) ReportLimit(_ context.Context, source string, n int64) 
 	return nil
 }
 
-func (b *budgetRecorder) MarkExhausted(_ context.Context, source string, _ time.Time) error {
+func (b *budgetRecorder) MarkExhausted(_ context.Context, source string, until time.Time) error {
 	b.mu.Lock()
 	b.exhausted = append(b.exhausted, source)
+	b.untils = append(b.untils, until)
 	b.mu.Unlock()
 	return nil
 }
@@ -38,6 +40,12 @@ func (b *budgetRecorder) calls() ([]int64, []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]int64(nil), b.reported...), append([]string(nil), b.exhausted...)
+}
+
+func (b *budgetRecorder) untilsSent() []time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]time.Time(nil), b.untils...)
 }
 
 // newClient returns a client over a plain transport that the test closes,
