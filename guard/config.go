@@ -66,7 +66,8 @@ type Config struct {
 	// open period ends, so that no caller's request has to be the
 	// half-open trial while the host may still be down. It is called only
 	// for an endpoint that was asked for during the open period (at least
-	// one Acquire refused), from a goroutine of the guard's own, as that
+	// one Acquire refused then, or while the failed trial that began the
+	// period was out), from a goroutine of the guard's own, as that
 	// endpoint's one trial: every Acquire keeps failing fast, with
 	// RetryAfter 0, until it returns. nil means the host answered and
 	// closes the endpoint; a host-level error (see failure.Classify) opens

@@ -54,7 +54,8 @@
 //     up to +10 % from the second on; an answer or Reset starts again at
 //     OpenFor.
 //   - Probes (Config.Probe, off unless set): when an open period ends and
-//     the endpoint was asked for during it (at least one Acquire refused),
+//     the endpoint was asked for during it (at least one Acquire refused,
+//     then or while the failed trial before it ran),
 //     the guard calls Probe itself, from a timer, as the endpoint's one
 //     trial, so that no caller waits on a host that may still be down.
 //     Every Acquire keeps failing fast, with RetryAfter 0, until the probe

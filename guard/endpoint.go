@@ -16,6 +16,7 @@ const (
 	fEvidence             // open, or closed with a streak: an answer must take the lock to clear
 	fDemand               // an Acquire was refused during the current open period
 	fTrial                // the half-open trial slot is taken: refuse with RetryAfter 0
+	fAsked                // an Acquire was refused while the trial was out: demand for the next open period
 	fEvicted              // being evicted or gone: look the key up again
 )
 
@@ -113,11 +114,17 @@ func (g *Guard) trip(ep *endpoint, now time.Time) {
 	ep.openUntil = now.Add(g.openFor(ep.key, ep.openings))
 	ep.streak = ep.streak[:0]
 	ep.setTrial(0)
+	asked := ep.flags.Load()&fAsked != 0
 	ep.endCycle()
 	// openNs before the flag: a lock-free reader that sees fOpen reads
 	// this period's end or a later one.
 	ep.openNs.Store(g.since(ep.openUntil))
 	ep.flags.Or(fOpen | fEvidence)
+	if asked {
+		// Callers were refused while the failed trial ran: they asked
+		// for the endpoint, so the period that follows has demand.
+		g.noteDemand(ep, now)
+	}
 }
 
 // clear forgets the failure evidence: the host answered or was reset. The
@@ -142,7 +149,7 @@ func (ep *endpoint) clear() {
 func (ep *endpoint) endCycle() {
 	ep.cycle++
 	ep.demand = false
-	ep.flags.And(^uint32(fDemand))
+	ep.flags.And(^uint32(fDemand | fAsked))
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil

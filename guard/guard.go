@@ -134,7 +134,11 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	if f&fTrial != 0 {
 		// Half-open with the trial out, a probe or a caller's: refuse
 		// without the lock or the clock. The step to half-open was
-		// reported when the trial was admitted.
+		// reported when the trial was admitted. The refusal is demand:
+		// if the trial fails, the next open period ends in a probe.
+		if f&fAsked == 0 {
+			ep.flags.Or(fAsked)
+		}
 		return nil, ep.openError(0), true
 	}
 	now := g.cfg.Now()
@@ -167,6 +171,7 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	var tr transitions
 	ep.observe(now, &tr)
 	if ep.trial != 0 {
+		ep.flags.Or(fAsked)
 		ep.mu.Unlock()
 		g.report(ep.key, &tr)
 		return nil, ep.openError(0), true
@@ -176,6 +181,7 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 		// tries it itself, and this caller does not wait on a host that
 		// may still be down.
 		if run := g.startProbe(ep); run != nil {
+			ep.flags.Or(fAsked)
 			ep.mu.Unlock()
 			g.report(ep.key, &tr)
 			go g.runProbe(run)

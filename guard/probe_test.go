@@ -83,6 +83,22 @@ func TestProbeRules(t *testing.T) {
 			{at: 200 * s, do: "probes", want: "2"},
 			{at: 200 * s, do: "acquire", tk: "t", want: "trial"},
 		})},
+		"a refusal while a probe runs is demand for the next period": {rows: rows(trip, []step{
+			{at: 10 * s, do: "acquire", want: "open 20s"},
+			{at: 30 * s, do: "acquire", want: "open 0s"},
+			{at: 31 * s, do: "probe", want: "timeout"},
+			{at: 31 * s, do: "state", want: "open"},
+			// Nobody asks during this period, but someone did while the
+			// probe ran: the guard probes again when it ends.
+			{at: 61 * s, do: "probes", want: "2"},
+			{at: 61 * s, do: "acquire", want: "open 0s"},
+		})},
+		"a refusal while a caller's trial runs is demand for the next period": {rows: rows(trip, []step{
+			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
+			{at: 30 * s, do: "acquire", want: "open 0s"},
+			{at: 31 * s, do: "fail", tk: "t"},
+			{at: 61 * s, do: "probes", want: "1"},
+		})},
 		"an inconclusive probe hands the trial to the next request": {rows: rows(trip, []step{
 			{at: 10 * s, do: "acquire", want: "open 20s"},
 			{at: 31 * s, do: "probe", want: "peer-reset"},

@@ -1,9 +1,11 @@
 package fleet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -35,6 +37,9 @@ type Env struct {
 	// Up tells the truth about a host ("127.0.0.1:port") right now. Only
 	// the oracle may look.
 	Up func(hostport string) bool
+	// Probes counts the recovery probes a policy sends on its own, which
+	// are not requests of the workload.
+	Probes *atomic.Int64
 }
 
 // Policy is one way of deciding whether to contact a host.
@@ -56,13 +61,29 @@ func Policies() []Policy {
 	return []Policy{
 		{Name: "oracle", Note: "knows the schedule: never contacts a down host, never refuses an up one", New: newOracle},
 		{Name: "none", Note: "no breaker, client timeout only", New: newPlain},
-		{Name: "hostguard", Note: "transport.New, guard defaults scaled (Threshold 2, Window 4T, OpenFor T)", New: newHostguard(1)},
-		{Name: "hostguard-open2T", Note: "as hostguard, but OpenFor 2T, the peers' open period: isolates that one difference", New: newHostguard(2)},
+		{Name: "hostguard", Note: fmt.Sprintf("the daemon's settings: guard defaults scaled (Threshold 2, Window 4T, OpenFor T), probes through transport.ProbeFunc, MaxOpenFor %gT", float64(DaemonMaxOpenFor)), New: newHostguard(true, DaemonMaxOpenFor)},
+		{Name: "hostguard-probes", Note: "probes without growth (MaxOpenFor 0)", New: newHostguard(true, 0)},
+		{Name: "hostguard-growth", Note: fmt.Sprintf("growth alone (MaxOpenFor %gT), no probes", float64(DaemonMaxOpenFor)), New: newHostguard(false, DaemonMaxOpenFor)},
+		{Name: "hostguard-seed", Note: "the seed's rules: no probes, no growth; the first request after the open period is the trial", New: newHostguard(false, 0)},
 		{Name: "gobreaker", Note: "defaults scaled (trip after >5 consecutive failures, open 2T, 1 half-open request); errors only", New: newGobreaker(false)},
 		{Name: "gobreaker-5xx", Note: "as gobreaker, and a 5xx status counts as a failure", New: newGobreaker(true)},
 		{Name: "failsafe", Note: "defaults scaled (trip after 1 failure, open 2T, 1 half-open request); errors only", New: newFailsafe(false)},
 		{Name: "failsafe-5xx", Note: "as failsafe, and a 5xx status counts as a failure", New: newFailsafe(true)},
 	}
+}
+
+// HostguardPolicy is hostguard with or without probes and with growth up
+// to maxOpenFor × T (0: none), for comparing growth caps.
+func HostguardPolicy(probe bool, maxOpenFor time.Duration) Policy {
+	name, note := "hostguard-seed", "no probes"
+	if probe {
+		name, note = "hostguard-probes", "probes"
+	}
+	if maxOpenFor > 0 {
+		name += fmt.Sprintf("-max%dT", maxOpenFor)
+		note += fmt.Sprintf(", MaxOpenFor %dT", maxOpenFor)
+	}
+	return Policy{Name: name, Note: note, New: newHostguard(probe, maxOpenFor)}
 }
 
 // PolicyNamed returns the policy called name.
@@ -95,16 +116,37 @@ func (o *oracle) Do(req *http.Request) (*http.Response, error) {
 	return o.c.Do(req)
 }
 
-type hostguardClient struct{ c *http.Client }
+// DaemonMaxOpenFor is the growth cap the daemon uses, in units of T
+// (OpenFor); see docs/design.md for how it was chosen from these runs.
+const DaemonMaxOpenFor = 8
 
-// newHostguard builds hostguard's transport with OpenFor = openFor × T.
-func newHostguard(openFor time.Duration) func(Env) Client {
+type hostguardClient struct {
+	c *http.Client
+	g *guard.Guard
+}
+
+// newHostguard builds hostguard's transport with the scaled defaults, with
+// or without probes, and with MaxOpenFor = maxOpenFor × T (0: no growth).
+func newHostguard(probe bool, maxOpenFor time.Duration) func(Env) Client {
 	return func(env Env) Client {
-		g := guard.New(guard.Config{Window: 4 * env.Timeout, OpenFor: openFor * env.Timeout})
+		cfg := guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: maxOpenFor * env.Timeout}
+		if probe {
+			send := transport.ProbeFunc(env.Base, env.Timeout)
+			cfg.Probe = func(ctx context.Context, endpoint string) error {
+				if env.Probes != nil {
+					env.Probes.Add(1)
+				}
+				return send(ctx, endpoint)
+			}
+		}
+		g := guard.New(cfg)
 		rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
-		return &hostguardClient{c: &http.Client{Transport: rt}}
+		return &hostguardClient{c: &http.Client{Transport: rt}, g: g}
 	}
 }
+
+// Close stops the guard's probes.
+func (h *hostguardClient) Close() error { return h.g.Close() }
 
 func (h *hostguardClient) Do(req *http.Request) (*http.Response, error) {
 	resp, err := h.c.Do(req)

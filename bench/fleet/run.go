@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,8 @@ type Result struct {
 	Finish   []time.Duration
 	Requests []Request
 	FanOuts  []FanOut
+	// Probes counts the probes the policy sent on its own.
+	Probes int64
 }
 
 // Run starts the plan's fleet, runs its workload through pol, and stops
@@ -79,6 +82,7 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 			return ok && p.Hosts[i].Schedule.Up(time.Since(start))
 		},
 	}
+	env.Probes = new(atomic.Int64)
 	client := pol.New(env)
 
 	ctx, cancel := context.WithDeadline(ctx, start.Add(p.Config.Limit))
@@ -112,6 +116,10 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 	}
 	wg.Wait()
 	res := &Result{Policy: pol.Name, Wall: time.Since(start), Complete: true}
+	if c, ok := client.(io.Closer); ok {
+		_ = c.Close()
+	}
+	res.Probes = env.Probes.Load()
 	for _, rec := range records {
 		res.Requests = append(res.Requests, rec.reqs...)
 		res.FanOuts = append(res.FanOuts, rec.fans...)

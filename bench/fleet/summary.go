@@ -18,6 +18,8 @@ type Summary struct {
 	Requests, Sent int
 	// SentToDown counts requests sent while their host was down.
 	SentToDown int
+	// Probes counts the probes the policy sent on its own.
+	Probes int64
 	// Blocked is worker time spent in fan-outs that waited on a down host.
 	Blocked time.Duration
 	// FalseRefusals counts requests refused while their host was up, by
@@ -39,7 +41,7 @@ type Summary struct {
 
 // Summarize computes a run's figures against its plan.
 func Summarize(p *Plan, r *Result) Summary {
-	s := Summary{Policy: r.Policy, Wall: r.Wall, Complete: r.Complete, Requests: p.Requests(), FalseRefusals: map[Kind]int{}}
+	s := Summary{Policy: r.Policy, Wall: r.Wall, Complete: r.Complete, Requests: p.Requests(), Probes: r.Probes, FalseRefusals: map[Kind]int{}}
 	for _, f := range r.Finish {
 		s.MeanFinish += f / time.Duration(len(r.Finish))
 	}

@@ -16,6 +16,8 @@ type options struct {
 	cfg      fleet.Config
 	rounds   int
 	policies []fleet.Policy
+	outage   bool     // run the long-outage phase too
+	caps     []int64  // growth caps (×T) the long-outage phase compares
 	args     []string // as given, for the report
 }
 
@@ -31,6 +33,8 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		rounds   = fs.Int("rounds", 3, "runs per policy, interleaved; the report shows medians")
 		mix      = fs.String("mix", "", "hosts per kind, e.g. healthy=14,dead=2,refused=2,flapping=6,slow=3,5xx=3 (default that)")
 		policies = fs.String("policies", "", "comma-separated policies to run (default all; oracle is always run)")
+		outage   = fs.Bool("long-outage", false, "also run the long-outage phase: one host down for 30 T while asked for, then up for 10 T")
+		caps     = fs.String("caps", "4,8,16", "growth caps (MaxOpenFor in T) the long-outage phase compares")
 	)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -52,6 +56,14 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 	}
 	if opts.policies, err = parsePolicies(*policies); err != nil {
 		return options{}, err
+	}
+	opts.outage = *outage
+	for part := range strings.SplitSeq(*caps, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil || n < 1 || n > 1000 {
+			return options{}, fmt.Errorf("fleetsim: -caps: %q is not a whole number of T in 1..1000", part)
+		}
+		opts.caps = append(opts.caps, n)
 	}
 	return opts, nil
 }

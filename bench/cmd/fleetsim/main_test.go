@@ -13,16 +13,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRunPrintsOneRowPerPolicy(t *testing.T) {
 	var out, log bytes.Buffer
-	args := []string{"-rounds", "1", "-workers", "2", "-sessions", "2", "-timeout", "30ms", "-mix", "healthy=2,dead=1,5xx=1", "-policies", "none,hostguard"}
+	args := []string{"-rounds", "1", "-workers", "2", "-sessions", "2", "-timeout", "30ms", "-mix", "healthy=2,dead=1,5xx=1", "-policies", "none,hostguard", "-long-outage", "-caps", "4"}
 	if err := run(context.Background(), args, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, want := range []string{"| oracle |", "| none |", "| hostguard |", "-timeout 30ms"} {
+	for _, want := range []string{"| oracle |", "| none |", "| hostguard |", "-timeout 30ms", "| hangs | hostguard-probes-max4T |", "| refuses | failsafe |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	if strings.Contains(out.String(), "| gobreaker |") {
+	main, _, _ := strings.Cut(out.String(), "Long outage")
+	if strings.Contains(main, "| gobreaker |") {
 		t.Errorf("report has a policy that was not asked for:\n%s", out.String())
 	}
 }

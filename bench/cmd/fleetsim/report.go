@@ -30,8 +30,8 @@ func report(w io.Writer, opts options, s *sims) error {
 	fmt.Fprintf(&b, "Fleet: %s. Workload: %d workers × %d sessions, %d requests in all. T = %v (stands for 30 s). %d rounds; every figure is the median over rounds.\n\n",
 		strings.Join(mix, ", "), p.Config.Workers, p.Config.Sessions, p.Requests(), t, opts.rounds)
 
-	b.WriteString("| policy | mean worker finish (s) | × oracle | wall (s), median (min–max) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | complete |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---|\n")
+	b.WriteString("| policy | mean worker finish (s) | × oracle | wall (s), median (min–max) | × oracle | sent to down hosts | worker-s blocked on down hosts | false refusals: flapping (up) / slow / 5xx / healthy | recovery p50 / max (ms), missed | hanging outage waste p50 / max (×T) | dead-host waste per host (×T) | probes sent | complete |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---|\n")
 	oracle := s.runs["oracle"]
 	for _, pol := range opts.policies {
 		runs := s.runs[pol.Name]
@@ -55,7 +55,7 @@ func report(w io.Writer, opts options, s *sims) error {
 		fr := func(k fleet.Kind) float64 {
 			return med(runs, func(r fleet.Summary) float64 { return float64(r.FalseRefusals[k]) })
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f (%.2f–%.2f) | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %d/%d |\n",
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f (%.2f–%.2f) | %.2f | %.0f | %.2f | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f, %.0f | %.2f / %.2f | %.2f | %.0f | %d/%d |\n",
 			pol.Name,
 			med(runs, func(r fleet.Summary) float64 { return r.MeanFinish.Seconds() }),
 			median(meanRatio),
@@ -72,14 +72,35 @@ func report(w io.Writer, opts options, s *sims) error {
 			med(runs, func(r fleet.Summary) float64 { return units(fleet.Quantile(r.OutageWaste, 0.5), t) }),
 			med(runs, func(r fleet.Summary) float64 { return units(fleet.Quantile(r.OutageWaste, 1), t) }),
 			med(runs, func(r fleet.Summary) float64 { return units(fleet.Quantile(r.DeadWaste, 0.5), t) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(r.Probes) }),
 			complete, len(runs))
 	}
 	b.WriteString("\nPolicies:\n\n")
 	for _, pol := range opts.policies {
 		fmt.Fprintf(&b, "- `%s`: %s\n", pol.Name, pol.Note)
 	}
+	if len(s.outages) > 0 {
+		writeOutages(&b, s.outages, t)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func writeOutages(b *strings.Builder, rows []outageRow, t time.Duration) {
+	b.WriteString("\nLong outage: one host down for 30 T from the start, then up for 10 T; one worker sends a fan-out of 3 requests every T/4, waiting for each. One run per row.\n\n")
+	b.WriteString("| host while down | policy | probes sent | workload requests sent while down | worker-s blocked while down | time to notice recovery (×T) | refused after recovery |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		how := "refuses"
+		if r.hang {
+			how = "hangs"
+		}
+		notice := "not noticed"
+		if r.res.Noticed {
+			notice = fmt.Sprintf("%.2f", units(r.res.Notice, t))
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %.2f | %s | %d |\n", how, r.pol.Name, r.res.Probes, r.res.SentDown, r.res.Blocked.Seconds(), notice, r.res.RefusedUp)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -4,14 +4,58 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/hostguard/hostguard/bench/fleet"
 )
 
 // sims is every run's summary, per policy, in round order.
 type sims struct {
-	plan *fleet.Plan
-	runs map[string][]fleet.Summary
+	plan    *fleet.Plan
+	runs    map[string][]fleet.Summary
+	outages []outageRow // the long-outage phase, if run
+}
+
+type outageRow struct {
+	hang bool
+	pol  fleet.Policy
+	res  fleet.OutageResult
+}
+
+// outagePolicies are what the long-outage phase compares: hostguard
+// without and with probes, each growth cap with probes and the daemon's
+// with growth alone, and the two peers.
+func outagePolicies(caps []int64) []fleet.Policy {
+	pols := []fleet.Policy{fleet.HostguardPolicy(false, 0), fleet.HostguardPolicy(true, 0)}
+	for _, c := range caps {
+		pols = append(pols, fleet.HostguardPolicy(true, time.Duration(c)))
+	}
+	pols = append(pols, fleet.HostguardPolicy(false, fleet.DaemonMaxOpenFor))
+	for _, name := range []string{"gobreaker", "failsafe"} {
+		p, _ := fleet.PolicyNamed(name)
+		pols = append(pols, p)
+	}
+	return pols
+}
+
+// simulateOutage runs the long-outage phase once per policy, for a host
+// that hangs and for one that refuses.
+func simulateOutage(ctx context.Context, opts options, out *sims, log io.Writer) error {
+	for _, hang := range []bool{true, false} {
+		for _, pol := range outagePolicies(opts.caps) {
+			res, err := fleet.RunLongOutage(ctx, fleet.LongOutage{Timeout: opts.cfg.Timeout, Hang: hang}, pol)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			out.outages = append(out.outages, outageRow{hang, pol, res})
+			fmt.Fprintf(log, "long outage (hang %v) %-26s probes %3d sent-down %3d notice %v refused-up %d\n",
+				hang, pol.Name, res.Probes, res.SentDown, res.Notice.Round(time.Millisecond), res.RefusedUp)
+		}
+	}
+	return nil
 }
 
 // simulate runs each policy opts.rounds times. Rounds interleave the
@@ -38,6 +82,11 @@ func simulate(ctx context.Context, opts options, log io.Writer) (*sims, error) {
 			out.runs[pol.Name] = append(out.runs[pol.Name], s)
 			fmt.Fprintf(log, "round %d %-14s wall %6.2fs sent-to-down %4d false-refusals %v complete %v\n",
 				r+1, pol.Name, s.Wall.Seconds(), s.SentToDown, s.FalseRefusals, s.Complete)
+		}
+	}
+	if opts.outage {
+		if err := simulateOutage(ctx, opts, out, log); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
