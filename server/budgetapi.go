@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/hostguard/hostguard/budget"
 )
@@ -59,14 +58,6 @@ func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, g)
 	return nil
-}
-
-func kindNames() string {
-	names := make([]string, len(budget.Kinds))
-	for i, k := range budget.Kinds {
-		names[i] = string(k)
-	}
-	return strings.Join(names, ", ")
 }
 
 type settleRequest struct {

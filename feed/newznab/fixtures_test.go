@@ -80,12 +80,6 @@ func newFixtureServer(t *testing.T, answers map[string]answer) *fixtureServer {
 	return f
 }
 
-func (f *fixtureServer) requests(kind string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.count[kind]
-}
-
 func fixtureClient(t *testing.T, f *fixtureServer, b newznab.Budget) *newznab.Client {
 	t.Helper()
 	return newClient(t, newznab.Config{
