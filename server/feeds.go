@@ -136,8 +136,10 @@ func (s *Server) setupFeeds() error {
 		ExpectContinueTimeout: time.Second,
 	}
 	s.feedBase = base
+	// The budget admits the caps requests (pages are admitted by each
+	// feed's syncer before it asks for them).
 	hc := &http.Client{Transport: transport.New(transport.Config{
-		Base: base, Guard: s.guard, HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		Base: base, Guard: s.guard, HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout, Budget: cfg.Budget,
 	})}
 	for i, f := range cfg.Feeds {
 		client, err := newznab.New(newznab.Config{

@@ -33,6 +33,9 @@ type feedView struct {
 	LastPages       int        `json:"last_pages"`
 	LastStop        string     `json:"last_stop,omitempty"`
 	LastError       string     `json:"last_error,omitempty"`
+	RetryAt         *time.Time `json:"retry_at,omitempty"`
+	LastSkipped     int        `json:"last_skipped"`
+	Skipped         int64      `json:"skipped"`
 	ItemsSeen       int64      `json:"items_seen"`
 	IntervalSeconds float64    `json:"interval_seconds"`
 	NextHeadPoll    *time.Time `json:"next_head_poll,omitempty"`
@@ -79,7 +82,8 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 			v.Leading = ls.Leading
 			v.LastSync, v.LastHeadPoll = timePtr(ls.LastSync), timePtr(ls.LastHeadPoll)
 			v.LastItems, v.LastPages, v.LastStop = ls.LastItems, ls.LastPages, string(ls.LastStop)
-			v.LastError = f.mask(ls.LastError)
+			v.LastError, v.RetryAt = f.mask(ls.LastError), timePtr(ls.RetryAt)
+			v.LastSkipped, v.Skipped = ls.LastSkipped, ls.Skipped
 			v.ItemsSeen, v.Gaps = ls.Items, ls.Gaps
 			v.IntervalSeconds = ls.Interval.Seconds()
 			v.NextHeadPoll, v.NextResume = timePtr(ls.NextHeadPoll), timePtr(ls.NextResume)

@@ -98,8 +98,8 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 		t.Fatalf("limit=1 gave %d items", len(items.Items))
 	}
 
-	// The head poll was charged to the feed's budget source, which the
-	// server created for it.
+	// The head poll and the caps request before it were charged to the
+	// feed's budget source, which the server created for it.
 	var rep struct {
 		Sources []struct {
 			Name string `json:"name"`
@@ -113,8 +113,8 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 			used = int(s.Used)
 		}
 	}
-	if used != 1 {
-		t.Fatalf("the feed's source used %d, want 1 head poll", used)
+	if used != 2 {
+		t.Fatalf("the feed's source used %d, want 2 (caps and the head poll)", used)
 	}
 
 	// The key is in guids and links, but nowhere the daemon shows or logs.
@@ -303,5 +303,75 @@ func TestStoredFeedNoLongerConfigured(t *testing.T) {
 	expectError(t, f.do("POST", "/v1/feeds/old/reset", nil), http.StatusNotFound, "name")
 	if _, _, ok := f.feedNamed("old"); ok {
 		t.Fatal("the reset feed is still listed")
+	}
+}
+
+// TestFeedSkipsAndTemporaryRefusals runs three feeds through the daemon's
+// loop: one whose indexer sends an item without any identity, one behind
+// a proxy that has disabled it for half an hour, one whose daily limit is
+// reached. GET /v1/feeds shows the skipped item and the refusal's time,
+// the log says once what was skipped, and the budget closes each source
+// until its time: half an hour, or the end of the day.
+func TestFeedSkipsAndTemporaryRefusals(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
+	skips, _ := newFakeIndexer(t, testAPIKey, 2)
+	skips.PublishUnidentified(1, at)
+	refused, _ := newFakeIndexer(t, testAPIKey, 2)
+	refused.Fail(fakeindexer.Fault{Offset: -1, Status: http.StatusTooManyRequests, Code: 429, RetryAfter: "1800",
+		Description: "Indexer is disabled till 3/1/2026 12:30:00 PM due to recent failures."})
+	daily, _ := newFakeIndexer(t, testAPIKey, 2)
+	daily.Fail(fakeindexer.Fault{Offset: -1, Code: 500, Description: "Request limit reached"})
+	f := setup(t, func(c *Config) {
+		c.Feeds = []Feed{
+			{Name: "skips", URL: skips.URL(), APIKey: testAPIKey},
+			{Name: "refused", URL: refused.URL(), APIKey: testAPIKey},
+			{Name: "daily", URL: daily.URL(), APIKey: testAPIKey},
+		}
+	})
+	now := f.clock.Now()
+	for _, name := range []string{"skips", "refused", "daily"} {
+		waitfor.True(t, 10*time.Second, name+" never synced", func() bool {
+			_, v, _ := f.feedNamed(name)
+			return v.LastSync != nil
+		})
+	}
+
+	_, v, _ := f.feedNamed("skips")
+	if v.LastSkipped != 1 || v.Skipped != 1 || v.LastItems != 2 || v.LastStop != "caught-up" {
+		t.Fatalf("skips: %+v", v)
+	}
+	if n := strings.Count(f.logs.String(), "feed: items skipped"); n != 1 || !strings.Contains(f.logs.String(), "no guid, link or enclosure URL: 1") {
+		t.Fatalf("the skipped item was logged %d times:\n%s", n, f.logs.String())
+	}
+
+	_, v, _ = f.feedNamed("refused")
+	half := now.Add(30 * time.Minute)
+	if v.LastStop != "not-admitted" || !strings.Contains(v.LastError, "disabled till") || v.RetryAt == nil || !v.RetryAt.Equal(half) ||
+		v.NextHeadPoll == nil || v.NextHeadPoll.Before(half) {
+		t.Fatalf("refused: %+v", v)
+	}
+	_, v, _ = f.feedNamed("daily")
+	if v.LastStop != "not-admitted" || !strings.Contains(v.LastError, "limit") || v.RetryAt != nil {
+		t.Fatalf("daily: %+v", v)
+	}
+
+	var rep struct {
+		Sources []struct {
+			Name           string     `json:"name"`
+			Exhausted      bool       `json:"exhausted"`
+			ExhaustedUntil *time.Time `json:"exhausted_until"`
+		} `json:"sources"`
+	}
+	decodeInto(t, f.do("GET", "/v1/budget", nil), &rep)
+	until := map[string]time.Time{}
+	for _, s := range rep.Sources {
+		if s.ExhaustedUntil != nil {
+			until[s.Name] = *s.ExhaustedUntil
+		}
+	}
+	midnight := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	if !until["refused"].Equal(half) || !until["daily"].Equal(midnight) || !until["skips"].IsZero() {
+		t.Fatalf("budget closes the sources until %v; want refused until %v, daily until %v", until, half, midnight)
 	}
 }

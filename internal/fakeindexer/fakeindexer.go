@@ -23,6 +23,10 @@ type Release struct {
 	Size      int64
 	Published time.Time
 	Category  int
+	// Unidentified releases are listed without a guid, a link or an
+	// enclosure, as broken feeds send some: a client cannot tell them
+	// apart.
+	Unidentified bool
 }
 
 // Options configures an Indexer. Zero fields take the defaults noted.
@@ -51,13 +55,16 @@ type Options struct {
 type Fault struct {
 	// Offset selects the request by its offset; -1 matches any.
 	Offset int
-	// Status, when not zero, answers with this HTTP status and a plain
-	// body.
+	// Status, when not zero, answers with this HTTP status: with a plain
+	// body, or with the error document when Code is set too (as Prowlarr
+	// sends its 429s and 410s).
 	Status int
 	// Code and Description, when Code is not zero, answer with a Newznab
-	// error document.
+	// error document (under HTTP 200 unless Status says otherwise).
 	Code        int
 	Description string
+	// RetryAfter, when not empty, is sent as the Retry-After header.
+	RetryAfter string
 }
 
 // Request is one request the indexer received.
@@ -127,6 +134,20 @@ func (x *Indexer) PublishEvery(n int, first time.Time, every time.Duration) []Re
 	}
 	x.releases = append(x.releases, out...)
 	return out
+}
+
+// PublishUnidentified adds n releases without any identity (see
+// Release.Unidentified), published at at.
+func (x *Indexer) PublishUnidentified(n int, at time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for range n {
+		x.seq++
+		x.releases = append(x.releases, Release{
+			Title: fmt.Sprintf("Unidentified.Release.%d", x.seq), Size: int64(1<<20 + x.seq),
+			Published: at.UTC().Truncate(time.Second), Category: 5040, Unidentified: true,
+		})
+	}
 }
 
 // Remove takes a release down, as indexers do after a takedown notice.
@@ -207,11 +228,7 @@ func (x *Indexer) serve(w http.ResponseWriter, r *http.Request) {
 	switch req.T {
 	case "caps":
 		if f := x.capsFail; f != nil {
-			if f.Status != 0 {
-				http.Error(w, "injected failure", f.Status)
-			} else {
-				writeError(w, f.Code, f.Description)
-			}
+			writeFault(w, *f)
 			return
 		}
 		x.writeCaps(w)
@@ -234,11 +251,7 @@ func (x *Indexer) serve(w http.ResponseWriter, r *http.Request) {
 	for i, f := range x.faults {
 		if f.Offset == -1 || f.Offset == req.Offset {
 			x.faults = slices.Delete(x.faults, i, i+1)
-			if f.Status != 0 {
-				http.Error(w, "injected failure", f.Status)
-			} else {
-				writeError(w, f.Code, f.Description)
-			}
+			writeFault(w, f)
 			return
 		}
 	}
@@ -253,6 +266,21 @@ func (x *Indexer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	limit = min(limit, x.opts.MaxLimit)
 	x.writeSearch(w, req, limit)
+}
+
+func writeFault(w http.ResponseWriter, f Fault) {
+	if f.RetryAfter != "" {
+		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	switch {
+	case f.Status != 0 && f.Code == 0:
+		http.Error(w, "injected failure", f.Status)
+	case f.Status != 0:
+		w.WriteHeader(f.Status)
+		writeError(w, f.Code, f.Description)
+	default:
+		writeError(w, f.Code, f.Description)
+	}
 }
 
 func writeError(w http.ResponseWriter, code int, desc string) {
@@ -319,6 +347,16 @@ func (x *Indexer) writeSearch(w http.ResponseWriter, req Request, limit int) {
   %s
 `, ns, esc(x.srv.URL+"/api"), esc(x.srv.URL), prefix, req.Offset, len(x.releases), x.limitsElem("newznab:"))
 	for _, r := range page {
+		if r.Unidentified {
+			fmt.Fprintf(&b, `  <item>
+    <title>%s</title>
+    <pubDate>%s</pubDate>
+    <%s:attr name="category" value="%d"/>
+    <%s:attr name="size" value="%d"/>
+  </item>
+`, esc(r.Title), r.Published.Format(time.RFC1123Z), prefix, r.Category, prefix, r.Size)
+			continue
+		}
 		dl := fmt.Sprintf("%s/getnzb/%s.nzb?i=1&r=%s", x.srv.URL, r.GUID, req.APIKey)
 		guid := x.srv.URL + "/details/" + r.GUID
 		guidAttr := fmt.Sprintf(`<%s:attr name="guid" value="%s"/>`, prefix, r.GUID)

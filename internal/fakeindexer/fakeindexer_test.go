@@ -94,3 +94,30 @@ func TestKeyInGUID(t *testing.T) {
 		}
 	}
 }
+
+func TestFaultsWithStatusAndUnidentifiedReleases(t *testing.T) {
+	x := fakeindexer.New(fakeindexer.Options{})
+	defer x.Close()
+	x.Publish(1, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	x.PublishUnidentified(1, time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC))
+	x.Fail(fakeindexer.Fault{Offset: -1, Status: 429, Code: 429, Description: "Indexer is disabled till later", RetryAfter: "60"})
+	resp, err := http.Get(x.URL() + "?t=search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "60" || !strings.Contains(string(body), `<error code="429" description="Indexer is disabled till later"/>`) {
+		t.Fatalf("fault answer %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	resp, err = http.Get(x.URL() + "?t=search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	items := strings.Split(string(body), "<item>")
+	if len(items) != 3 || strings.Contains(items[1], "<guid") || strings.Contains(items[1], "<link") || !strings.Contains(items[2], "<guid") {
+		t.Fatalf("search with an unidentified release first:\n%s", body)
+	}
+}
