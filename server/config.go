@@ -22,6 +22,11 @@ const (
 	DefaultSweepEvery      = time.Second
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultShutdownTimeout = 10 * time.Second
+
+	// DefaultGuardMaxOpenFor is the daemon's growth cap for open periods
+	// (guard.Config.MaxOpenFor), where the library's default is no
+	// growth: docs/design.md ("guard: probes and growth") says why.
+	DefaultGuardMaxOpenFor = 4 * guard.DefaultOpenFor
 )
 
 // Config configures a Server. The zero value serves the guard, fetch and
@@ -40,7 +45,12 @@ type Config struct {
 	AllowPrivate bool
 
 	// Guard configures the server's connectivity guard; zero fields take
-	// guard's defaults. The server sets OnTransition for its log line and
+	// guard's defaults, except two the daemon sets otherwise. A nil Probe
+	// means the server's own: HEAD <endpoint>/ through the same dialer,
+	// and so the same destination policy, as the fetch route, counted in
+	// hostguard_guard_probes_total; a negative MaxProbes turns probes off.
+	// A zero MaxOpenFor means DefaultGuardMaxOpenFor (2m); negative turns
+	// growth off. The server sets OnTransition for its log line and
 	// metrics, then calls the one given here, if any.
 	Guard guard.Config
 
@@ -221,6 +231,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Guard.MaxOpenFor == 0 {
+		c.Guard.MaxOpenFor = DefaultGuardMaxOpenFor
 	}
 	return c
 }

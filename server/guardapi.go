@@ -175,6 +175,15 @@ func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// guardResetAll resets every endpoint at once (guard.Guard.ResetAll):
+// cooldowns and streaks are cleared, and reports of tickets acquired
+// before it count for nothing. It takes no body.
+func (s *Server) guardResetAll(w http.ResponseWriter, _ *http.Request) error {
+	s.guard.ResetAll()
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // classByName maps the labels a client may send as error_class to classes.
 var classByName = func() map[string]failure.Class {
 	m := make(map[string]failure.Class)

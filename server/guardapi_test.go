@@ -12,7 +12,9 @@ import (
 
 func TestGuardAcquireReportTripsAndFastFails(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
+	// The seed's rules, without the daemon's probes (TestGuardProbes):
+	// the first acquire after the open period is the trial.
+	f := setup(t, func(c *Config) { c.Guard.MaxProbes = -1 })
 	const u = "http://unreachable.example:8080/some/path?key=secret"
 	for i := range 2 {
 		a := f.do("POST", "/v1/guard/acquire", map[string]any{"url": u})
@@ -250,5 +252,33 @@ func decodeInto(t *testing.T, a answer, v any) {
 	}
 	if err := jsonUnmarshal(a.body, v); err != nil {
 		t.Fatalf("decoding %s: %v", a.body, err)
+	}
+}
+
+func TestGuardResetAll(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.Guard.MaxProbes = -1 })
+	urls := []string{"http://a.example/", "https://b.example:8443/x"}
+	var old any
+	for _, u := range urls {
+		for range 2 {
+			a := f.do("POST", "/v1/guard/acquire", map[string]any{"url": u}).json(t)
+			f.do("POST", "/v1/guard/report", map[string]any{"ticket": a["ticket"], "outcome": "failed", "error_class": "timeout"})
+		}
+	}
+	f.clock.Advance(30 * time.Second)
+	old = f.do("POST", "/v1/guard/acquire", map[string]any{"url": urls[0]}).json(t)["ticket"] // a's trial
+	if a := f.do("POST", "/v1/guard/reset-all", nil); a.status != http.StatusNoContent {
+		t.Fatalf("reset-all: %d %s", a.status, a.body)
+	}
+	for _, u := range urls {
+		if a := f.do("POST", "/v1/guard/acquire", map[string]any{"url": u}); a.status != http.StatusOK {
+			t.Fatalf("%s after reset-all: %d %s", u, a.status, a.body)
+		}
+	}
+	// The trial from before counts for nothing: a's record stays closed.
+	f.do("POST", "/v1/guard/report", map[string]any{"ticket": old, "outcome": "failed", "error_class": "timeout"})
+	if st := f.s.Guard().State(urls[0]); st != guard.Closed {
+		t.Errorf("a is %s after a stale trial failed", st)
 	}
 }

@@ -22,6 +22,7 @@ type metrics struct {
 	requests    *prometheus.HistogramVec
 	transitions *prometheus.CounterVec
 	fastFails   *prometheus.CounterVec
+	probes      *prometheus.CounterVec
 	tickets     prometheus.GaugeFunc
 	expired     prometheus.Counter
 	upstream    *prometheus.CounterVec
@@ -40,6 +41,13 @@ func newMetrics(s *Server) *metrics {
 		Help:    "Time to serve an API request, by route pattern, method and status code.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"route", "code"})
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "guard", Name: "probes_total",
+		Help: "Recovery probes the guard sent on its own, by result: answered, failed (host-level) or inconclusive.",
+	}, []string{"result"})
+	for _, r := range []string{probeAnswered, probeFailed, probeInconclusive} {
+		m.probes.WithLabelValues(r)
+	}
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "guard", Name: "transitions_total",
 		Help: "Connectivity guard state transitions, by the state left and the state entered.",
@@ -95,7 +103,7 @@ func newMetrics(s *Server) *metrics {
 		return float64(s.cfg.Elector.Term())
 	})
 	m.reg.MustRegister(m.admissions, m.settlements, m.pruned, m.verdicts, m.leading, m.term)
-	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.tickets, m.expired, m.upstream,
+	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.probes, m.tickets, m.expired, m.upstream,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{s: s},

@@ -19,19 +19,21 @@ import (
 // served must be closed, since it runs a goroutine that expires remote
 // tickets.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	guard   *guard.Guard
-	rt      *transport.Transport
-	base    *http.Transport
-	dialer  *dialer
-	token   tokenMatcher
-	tickets *ticketTable
-	metrics *metrics
-	api     http.Handler
-	proxy   http.Handler
-	tunnels tunnelSet
-	active  activity
+	cfg    Config
+	log    *slog.Logger
+	guard  *guard.Guard
+	rt     *transport.Transport
+	base   *http.Transport
+	dialer *dialer
+	// probeFunc sends the guard's recovery probes through base; see probe.
+	probeFunc func(ctx context.Context, endpoint string) error
+	token     tokenMatcher
+	tickets   *ticketTable
+	metrics   *metrics
+	api       http.Handler
+	proxy     http.Handler
+	tunnels   tunnelSet
+	active    activity
 
 	feeds      []*feedRunner
 	feedReader *feed.Syncer    // reads and resets stored positions; nil without FeedStore
@@ -76,6 +78,10 @@ func New(cfg Config) (*Server, error) {
 			userHook(endpoint, from, to)
 		}
 	}
+	if gcfg.Probe == nil {
+		// The base is built below; the probe reads it when it runs.
+		gcfg.Probe = s.probe
+	}
 	s.guard = guard.New(gcfg)
 
 	s.dialer = newDialer(cfg.AllowPrivate, cfg.HeaderTimeout)
@@ -92,6 +98,7 @@ func New(cfg Config) (*Server, error) {
 		TLSHandshakeTimeout:   cfg.HeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
+	s.probeFunc = transport.ProbeFunc(s.base, cfg.HeaderTimeout)
 	s.rt = transport.New(transport.Config{
 		Base:          s.base,
 		Guard:         s.guard,
@@ -127,6 +134,7 @@ func (s *Server) Close() error {
 		close(s.stop)
 		<-s.sweepDone
 		s.tickets.releaseAll()
+		s.guard.Close()
 		s.cancelBase()
 		s.base.CloseIdleConnections()
 		if s.feedBase != nil {

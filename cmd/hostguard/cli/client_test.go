@@ -150,6 +150,9 @@ func TestCLIAgainstADaemon(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &reset); err != nil || reset.Endpoint != "http://[::1]:8080" {
 		t.Fatalf("reset --json printed %q (%v); want the origin as JSON", out, err)
 	}
+	if out = mustRun(t, append([]string{"reset", "--all"}, a...)...); out != "reset every endpoint\n" {
+		t.Fatalf("reset --all printed %q", out)
+	}
 	out = mustRun(t, append([]string{"status"}, a...)...)
 	for _, want := range []string{"endpoints: 2 known", "items: 2 total", "hosts: 0 known"} {
 		if !strings.Contains(out, want) {
@@ -185,6 +188,7 @@ func TestCLIAgainstADaemon(t *testing.T) {
 		{"status", "extra"},
 		{"reset"},
 		{"reset", "not a url"},
+		{"reset", "--all", "http://a.example/"},
 		{"items"},
 		{"items", "frob"},
 		{"items", "get"},

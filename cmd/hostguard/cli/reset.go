@@ -9,10 +9,14 @@ import (
 )
 
 func runReset(args []string, stdout, stderr io.Writer) int {
-	cmd := newDaemonCommand("reset", "URL", "Resets the connectivity guard of URL's endpoint (its origin) in a running daemon. Only the origin is used; the rest of the URL is neither sent in a log line nor printed.", stdout, stderr)
+	cmd := newDaemonCommand("reset", "URL | --all", "Resets the connectivity guard of URL's endpoint (its origin) in a running daemon, or with --all of every endpoint. Only the origin is used; the rest of the URL is neither sent in a log line nor printed.", stdout, stderr)
+	all := cmd.fs.Bool("all", false, "reset every endpoint: clear every cooldown and streak")
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
+	}
+	if *all {
+		return resetAll(cmd, pos, stdout)
 	}
 	if len(pos) != 1 {
 		return cmd.usageError("needs exactly one URL")
@@ -32,5 +36,22 @@ func runReset(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	fmt.Fprintf(stdout, "reset %s\n", key)
+	return ExitOK
+}
+
+func resetAll(cmd *daemonCommand, pos []string, stdout io.Writer) int {
+	if len(pos) != 0 {
+		return cmd.usageError("--all takes no URL")
+	}
+	if _, code, ok := cmd.call("POST", "/v1/guard/reset-all", nil, nil, nil); !ok {
+		return code
+	}
+	if cmd.flags.json {
+		_ = json.NewEncoder(stdout).Encode(struct {
+			All bool `json:"all"`
+		}{true})
+		return ExitOK
+	}
+	fmt.Fprintln(stdout, "reset every endpoint")
 	return ExitOK
 }
