@@ -15,6 +15,7 @@ type Book struct {
 	st  Store
 	cfg Config
 
+	// fingerprint is the current policy as last read from the store.
 	fingerprint atomic.Pointer[string]
 	// gen counts the changes made through this Book (verdicts,
 	// invalidations); a snapshot computed before the latest change is
@@ -61,8 +62,35 @@ func (b *Book) Close() error {
 }
 
 // CurrentFingerprint returns the policy fingerprint verdicts are recorded
-// and read under.
+// and read under, as last read from the store: every Record, Get,
+// Summarize and snapshot refresh reads the current one, and
+// InvalidatePolicy sets it. Before any of them it is Config.Fingerprint.
 func (b *Book) CurrentFingerprint() string { return *b.fingerprint.Load() }
+
+// current reads the policy in force from the store: the one stored by the
+// last InvalidatePolicy of any node, else Config.Fingerprint.
+func (b *Book) current(ctx context.Context) (string, error) {
+	p, err := b.st.EvidencePolicy(ctx)
+	if err != nil {
+		return "", fmt.Errorf("evidence: read the policy: %w", err)
+	}
+	fp := b.cfg.Fingerprint
+	if p.Set {
+		fp = p.Fingerprint
+	}
+	b.adopt(fp)
+	return fp, nil
+}
+
+// adopt makes fp this Book's current fingerprint; a change makes the
+// snapshot stale.
+func (b *Book) adopt(fp string) {
+	if cur := b.fingerprint.Load(); *cur == fp {
+		return
+	}
+	b.fingerprint.Store(&fp)
+	b.gen.Add(1)
+}
 
 // Record stores the outcome of one check under the current fingerprint,
 // checked now. An Unknown outcome never replaces a stored Available or
@@ -78,9 +106,13 @@ func (b *Book) Record(ctx context.Context, c Check) error {
 	if c.Verdict == Unknown && reason == ReasonNone {
 		reason = ReasonError
 	}
-	err := b.st.EvidenceRecord(ctx, StoreRecordParams{
+	fp, err := b.current(ctx)
+	if err != nil {
+		return err
+	}
+	err = b.st.EvidenceRecord(ctx, StoreRecordParams{
 		Row: Row{
-			Key:       Key{Fingerprint: b.CurrentFingerprint(), Subject: c.Subject, Source: c.Source},
+			Key:       Key{Fingerprint: fp, Subject: c.Subject, Source: c.Source},
 			Verdict:   c.Verdict,
 			Reason:    reason,
 			CheckedAt: b.now(),
@@ -126,7 +158,10 @@ func (b *Book) Get(ctx context.Context, source, subject string) (Record, error) 
 	if err := checkKey("subject", subject, MaxSubjectBytes, false); err != nil {
 		return Record{}, err
 	}
-	fp := b.CurrentFingerprint()
+	fp, err := b.current(ctx)
+	if err != nil {
+		return Record{}, err
+	}
 	row, ok, err := b.st.EvidenceGet(ctx, Key{Fingerprint: fp, Subject: subject, Source: source})
 	if err != nil {
 		return Record{}, fmt.Errorf("evidence: get %s/%s: %w", source, subject, err)
@@ -169,7 +204,11 @@ func (b *Book) Summarize(ctx context.Context, subject string) (Summary, []Record
 	if err := checkKey("subject", subject, MaxSubjectBytes, false); err != nil {
 		return Summary{}, nil, err
 	}
-	rows, err := b.st.EvidenceSubject(ctx, b.CurrentFingerprint(), subject)
+	fp, err := b.current(ctx)
+	if err != nil {
+		return Summary{}, nil, err
+	}
+	rows, err := b.st.EvidenceSubject(ctx, fp, subject)
 	if err != nil {
 		return Summary{}, nil, fmt.Errorf("evidence: summarize %s: %w", subject, err)
 	}
@@ -195,12 +234,17 @@ func (b *Book) Summarize(ctx context.Context, subject string) (Summary, []Record
 	return summarize(subject, pos, neg, newest), recs, nil
 }
 
-// InvalidatePolicy makes fingerprint the current one and deletes every
-// positive verdict recorded under any other fingerprint. Negative and
-// unknown verdicts of other fingerprints stay (they are invisible under the
-// new one, and the cap eventually prunes them). It returns how many
-// positives it deleted. Calling it with the current fingerprint just clears
-// the others' positives.
+// InvalidatePolicy makes fingerprint the current policy of every node that
+// shares the store, and deletes every positive verdict recorded under any
+// other fingerprint, in one store transaction. The policy is stored: every
+// node's next Record, Get, Summarize or snapshot reads it, and it outlives
+// restarts, winning over Config.Fingerprint. Negative and unknown verdicts
+// of other fingerprints stay (they are invisible under the new one, and
+// the cap eventually prunes them). It returns how many positives it
+// deleted. Calling it with the current fingerprint switches nothing and
+// just clears positives of others that a node still on the old policy may
+// have written since; a second node making the same switch deletes only
+// those.
 func (b *Book) InvalidatePolicy(ctx context.Context, fingerprint string) (int64, error) {
 	if err := b.live(); err != nil {
 		return 0, err
@@ -208,17 +252,14 @@ func (b *Book) InvalidatePolicy(ctx context.Context, fingerprint string) (int64,
 	if err := checkKey("fingerprint", fingerprint, MaxFingerprintBytes, true); err != nil {
 		return 0, err
 	}
-	// Switch first: a verdict recorded while the delete runs belongs to
-	// the new policy and must survive it.
-	fp := fingerprint
-	b.fingerprint.Store(&fp)
-	b.gen.Add(1)
-	n, err := b.st.EvidenceInvalidate(ctx, fingerprint)
+	res, err := b.st.EvidenceSetPolicy(ctx, StoreSetPolicyParams{Fingerprint: fingerprint, Now: b.now().UTC().Truncate(time.Microsecond)})
 	if err != nil {
-		return n, fmt.Errorf("evidence: invalidate positives of other policies: %w", err)
+		return 0, fmt.Errorf("evidence: switch the policy: %w", err)
 	}
+	b.adopt(fingerprint)
+	// Positives were deleted even when the fingerprint stayed.
 	b.gen.Add(1)
-	return n, nil
+	return res.Deleted, nil
 }
 
 // Prune deletes the oldest verdicts until the table is back under

@@ -104,13 +104,20 @@ func TestInvalidatePolicyDropsOldPositives(t *testing.T) {
 	if r, _ := b.Get(ctx(t), "a", "m1"); r.Verdict != evidence.Unknown {
 		t.Fatalf("after invalidation m1 = %v", r.Verdict)
 	}
-	// A Book still on the old policy finds the positive gone and the negative kept.
-	old := newBook(t, st, evidence.Config{Fingerprint: "old", Now: clk.Now})
-	if r, _ := old.Get(ctx(t), "a", "m1"); r.Reason != evidence.ReasonMissing {
-		t.Fatalf("old positive survived: %+v", r)
+	// Under the old policy the positive is gone and the negative kept.
+	// (A Book configured with the old fingerprint reads the stored policy,
+	// so the table is looked at directly.)
+	if _, ok, err := st.EvidenceGet(ctx(t), evidence.Key{Fingerprint: "old", Subject: "m1", Source: "a"}); ok || err != nil {
+		t.Fatalf("old positive survived: ok=%v err=%v", ok, err)
 	}
-	if r, _ := old.Get(ctx(t), "a", "m2"); r.Verdict != evidence.Unavailable {
-		t.Fatalf("old negative = %v, want kept", r.Verdict)
+	if row, ok, err := st.EvidenceGet(ctx(t), evidence.Key{Fingerprint: "old", Subject: "m2", Source: "a"}); !ok || err != nil || row.Verdict != evidence.Unavailable {
+		t.Fatalf("old negative = %+v (ok=%v, %v), want kept", row, ok, err)
+	}
+	// A node started later with the old fingerprint in its configuration
+	// (a restart, another node) works under the stored policy.
+	old := newBook(t, st, evidence.Config{Fingerprint: "old", Now: clk.Now})
+	if r, _ := old.Get(ctx(t), "a", "m1"); r.Reason != evidence.ReasonMissing || r.Fingerprint != "new" || old.CurrentFingerprint() != "new" {
+		t.Fatalf("restarted book: %+v, fingerprint %q; want the stored policy new", r, old.CurrentFingerprint())
 	}
 	// New verdicts under the new policy count.
 	if err := b.Record(ctx(t), evidence.Check{Source: "a", Subject: "m1", Verdict: evidence.Available}); err != nil {

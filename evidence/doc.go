@@ -20,7 +20,10 @@
 //     least one real check said no, and Unknown otherwise. One failing source
 //     therefore never hides a subject.
 //   - InvalidatePolicy switches to a new fingerprint and deletes the
-//     positives recorded under any other.
+//     positives recorded under any other. The current fingerprint is kept
+//     in the store, so the switch applies to every node on it (each reads
+//     the current one at its next call) and outlives restarts;
+//     Config.Fingerprint applies only until a policy is stored.
 //
 // The verdict table is capped (Config.MaxRows, 60 000 rows): each write
 // trims the oldest rows in a small batch through an index on the check

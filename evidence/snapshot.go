@@ -113,9 +113,13 @@ func (b *Book) Refresh(ctx context.Context) error {
 
 func (b *Book) refresh(ctx context.Context) error {
 	// Read the generation before the store: a change that lands while
-	// the query runs leaves the new set stale, so it is recomputed.
+	// the queries run (a policy switch this read finds included) leaves
+	// the new set stale, so it is recomputed.
 	gen := b.gen.Load()
-	fp := b.CurrentFingerprint()
+	fp, err := b.current(ctx)
+	if err != nil {
+		return err
+	}
 	now := b.now()
 	rows, err := b.st.EvidenceSummaries(ctx, StoreSummariesParams{
 		Fingerprint:   fp,

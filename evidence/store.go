@@ -29,6 +29,14 @@ type Store interface {
 	// EvidenceInvalidate deletes every Available row whose fingerprint is
 	// not Keep and returns how many it deleted.
 	EvidenceInvalidate(ctx context.Context, keep string) (int64, error)
+	// EvidencePolicy returns the stored current policy, shared by every
+	// node on the store; Set is false when none was ever stored.
+	EvidencePolicy(ctx context.Context) (StorePolicyResult, error)
+	// EvidenceSetPolicy makes p.Fingerprint the stored current policy and,
+	// in the same transaction, deletes every Available row whose
+	// fingerprint is another (as EvidenceInvalidate does). It reports
+	// whether the stored policy changed and how many rows it deleted.
+	EvidenceSetPolicy(ctx context.Context, p StoreSetPolicyParams) (StoreSetPolicyResult, error)
 	// EvidencePrune deletes up to Batch of the oldest rows while the table
 	// holds more than MaxRows, and returns how many it deleted.
 	EvidencePrune(ctx context.Context, p StorePruneParams) (int64, error)
@@ -79,4 +87,27 @@ type SummaryRow struct {
 type StorePruneParams struct {
 	MaxRows int
 	Batch   int
+}
+
+// StorePolicyResult is the output of Store.EvidencePolicy.
+type StorePolicyResult struct {
+	// Set is false when no policy was ever stored; Fingerprint is then "".
+	Set         bool
+	Fingerprint string
+	// UpdatedAt is when the policy was last stored (zero when not Set).
+	UpdatedAt time.Time
+}
+
+// StoreSetPolicyParams is the input of Store.EvidenceSetPolicy.
+type StoreSetPolicyParams struct {
+	Fingerprint string
+	Now         time.Time
+}
+
+// StoreSetPolicyResult is the output of Store.EvidenceSetPolicy.
+type StoreSetPolicyResult struct {
+	// Changed is true when the stored policy was another one, or none.
+	Changed bool
+	// Deleted counts the positives of other fingerprints deleted.
+	Deleted int64
 }

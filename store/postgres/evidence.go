@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hostguard/hostguard/evidence"
@@ -132,6 +133,54 @@ func (s *Store) EvidenceInvalidate(ctx context.Context, keep string) (int64, err
 		return 0, err
 	}
 	return tag.RowsAffected(), nil
+}
+
+// EvidencePolicy implements evidence.Store.
+func (s *Store) EvidencePolicy(ctx context.Context) (evidence.StorePolicyResult, error) {
+	var out evidence.StorePolicyResult
+	err := s.pool.QueryRow(ctx, `SELECT fingerprint, updated_at FROM evidence_policy WHERE id = 1`).Scan(&out.Fingerprint, &out.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return evidence.StorePolicyResult{}, nil
+	}
+	if err != nil {
+		return evidence.StorePolicyResult{}, fmt.Errorf("postgres: read evidence policy: %w", err)
+	}
+	out.Set, out.UpdatedAt = true, out.UpdatedAt.UTC()
+	return out, nil
+}
+
+// EvidenceSetPolicy implements evidence.Store. The policy row is locked
+// first, so two nodes switching at once are serialised: the later sees the
+// earlier's switch.
+func (s *Store) EvidenceSetPolicy(ctx context.Context, p evidence.StoreSetPolicyParams) (evidence.StoreSetPolicyResult, error) {
+	var out evidence.StoreSetPolicyResult
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO evidence_policy (id, fingerprint, updated_at) VALUES (1, $1, $2)
+			ON CONFLICT (id) DO NOTHING`, p.Fingerprint, p.Now)
+		if err != nil {
+			return err
+		}
+		var cur string
+		if err := tx.QueryRow(ctx, `SELECT fingerprint FROM evidence_policy WHERE id = 1 FOR UPDATE`).Scan(&cur); err != nil {
+			return err
+		}
+		out.Changed = tag.RowsAffected() == 1 || cur != p.Fingerprint
+		if cur != p.Fingerprint {
+			if _, err := tx.Exec(ctx, `UPDATE evidence_policy SET fingerprint = $1, updated_at = $2 WHERE id = 1`, p.Fingerprint, p.Now); err != nil {
+				return err
+			}
+		}
+		tag, err = tx.Exec(ctx, `DELETE FROM evidence WHERE verdict = 1 AND fingerprint <> $1`, p.Fingerprint)
+		if err != nil {
+			return err
+		}
+		out.Deleted = tag.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return evidence.StoreSetPolicyResult{}, fmt.Errorf("postgres: store evidence policy: %w", err)
+	}
+	return out, nil
 }
 
 // EvidencePrune implements evidence.Store.

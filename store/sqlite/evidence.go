@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/hostguard/hostguard/evidence"
 )
@@ -131,6 +132,55 @@ func (s *Store) EvidenceInvalidate(ctx context.Context, keep string) (int64, err
 		return err
 	})
 	return n, err
+}
+
+// EvidencePolicy implements evidence.Store.
+func (s *Store) EvidencePolicy(ctx context.Context) (evidence.StorePolicyResult, error) {
+	var out evidence.StorePolicyResult
+	var at int64
+	err := s.r.QueryRowContext(ctx, `SELECT fingerprint, updated_at FROM evidence_policy WHERE id = 1`).Scan(&out.Fingerprint, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return evidence.StorePolicyResult{}, nil
+	}
+	if err != nil {
+		return evidence.StorePolicyResult{}, fmt.Errorf("sqlite: read evidence policy: %w", err)
+	}
+	out.Set, out.UpdatedAt = true, fromMicros(at)
+	return out, nil
+}
+
+// EvidenceSetPolicy implements evidence.Store.
+func (s *Store) EvidenceSetPolicy(ctx context.Context, p evidence.StoreSetPolicyParams) (evidence.StoreSetPolicyResult, error) {
+	var out evidence.StoreSetPolicyResult
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var cur string
+		err := tx.QueryRowContext(ctx, `SELECT fingerprint FROM evidence_policy WHERE id = 1`).Scan(&cur)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			out.Changed = true
+		case err != nil:
+			return err
+		default:
+			out.Changed = cur != p.Fingerprint
+		}
+		if out.Changed {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO evidence_policy (id, fingerprint, updated_at) VALUES (1, ?, ?)
+				ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint, updated_at = excluded.updated_at`,
+				p.Fingerprint, micros(p.Now)); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE verdict = 1 AND fingerprint <> ?`, p.Fingerprint)
+		if err != nil {
+			return err
+		}
+		out.Deleted, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return evidence.StoreSetPolicyResult{}, fmt.Errorf("sqlite: store evidence policy: %w", err)
+	}
+	return out, nil
 }
 
 // EvidencePrune implements evidence.Store.

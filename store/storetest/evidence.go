@@ -351,3 +351,113 @@ func testEvidenceStrings(t *testing.T, newHarness NewFunc) {
 		t.Errorf("a refused policy switch made %q current", fp)
 	}
 }
+
+// testEvidencePolicy checks that the evidence policy is one for the whole
+// cluster: stored, read by every node's next call, kept across restarts,
+// and a switch deletes the old positives once.
+func testEvidencePolicy(t *testing.T, newHarness NewFunc) {
+	t.Run("store contract", func(t *testing.T) {
+		t.Parallel()
+		st := evidenceStore(t, newHarness(t))
+		if p, err := st.EvidencePolicy(ctx(t)); err != nil || p.Set || p.Fingerprint != "" {
+			t.Fatalf("fresh store policy %+v, %v; want none set", p, err)
+		}
+		for _, r := range []evidence.StoreRecordParams{
+			evRow("p1", "m", "a", evidence.Available, evidenceT0),
+			evRow("p1", "m", "b", evidence.Unavailable, evidenceT0),
+			evRow("p2", "m", "a", evidence.Available, evidenceT0),
+		} {
+			if err := st.EvidenceRecord(ctx(t), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		steps := []struct {
+			fp      string
+			changed bool
+			deleted int64
+		}{
+			{"p2", true, 1},  // first policy: p1's positive goes
+			{"p2", false, 0}, // the same again: nothing left to delete
+			{"", true, 1},    // the unnamed policy is a policy too
+		}
+		for i, s := range steps {
+			at := evidenceT0.Add(time.Duration(i+1) * time.Second)
+			res, err := st.EvidenceSetPolicy(ctx(t), evidence.StoreSetPolicyParams{Fingerprint: s.fp, Now: at})
+			if err != nil || res.Changed != s.changed || res.Deleted != s.deleted {
+				t.Fatalf("step %d: set %q = %+v, %v; want changed %v, deleted %d", i, s.fp, res, err, s.changed, s.deleted)
+			}
+			p, err := st.EvidencePolicy(ctx(t))
+			if err != nil || !p.Set || p.Fingerprint != s.fp {
+				t.Fatalf("step %d: policy %+v, %v; want %q set", i, p, err, s.fp)
+			}
+			if s.changed && !p.UpdatedAt.Equal(at) {
+				t.Fatalf("step %d: updated at %v; want %v", i, p.UpdatedAt, at)
+			}
+		}
+		if n, err := st.EvidenceCount(ctx(t)); err != nil || n != 1 {
+			t.Fatalf("%d rows left (%v); want only p1's negative", n, err)
+		}
+	})
+
+	t.Run("one policy for every node, kept across restarts", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		now := func() time.Time { return evidenceT0 }
+		book := func(st evidence.Store) *evidence.Book {
+			t.Helper()
+			b, err := evidence.New(st, evidence.Config{Fingerprint: "p1", Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b
+		}
+		stA, stB := evidenceStore(t, h), evidenceStore(t, h)
+		a, b := book(stA), book(stB)
+		for _, src := range []string{"a", "b"} {
+			if err := b.Record(ctx(t), evidence.Check{Source: src, Subject: "m", Verdict: evidence.Available}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Refresh(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.Snapshot(); s.Verdict("m") != evidence.Available || s.Fingerprint() != "p1" {
+			t.Fatalf("node B before the switch: %v under %q", s.Verdict("m"), s.Fingerprint())
+		}
+
+		// Node A switches; node B's very next calls are under p2.
+		n, err := a.InvalidatePolicy(ctx(t), "p2")
+		if err != nil || n != 2 {
+			t.Fatalf("switch on node A = %d, %v; want 2 positives deleted", n, err)
+		}
+		if r, err := b.Get(ctx(t), "a", "m"); err != nil || r.Fingerprint != "p2" || r.Reason != evidence.ReasonMissing {
+			t.Fatalf("node B after the switch: %+v, %v; want nothing under p2", r, err)
+		}
+		if fp := b.CurrentFingerprint(); fp != "p2" {
+			t.Fatalf("node B's fingerprint %q; want p2", fp)
+		}
+		if err := b.Record(ctx(t), evidence.Check{Source: "a", Subject: "m", Verdict: evidence.Available}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Refresh(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.Snapshot(); s.Verdict("m") != evidence.Available || s.Fingerprint() != "p2" || s.Summary("m").Positive != 1 {
+			t.Fatalf("node B's snapshot: %+v under %q; want one positive under p2", s.Summary("m"), s.Fingerprint())
+		}
+
+		// The same switch on node B deletes nothing more: B's positive is
+		// under p2 already.
+		if n, err := b.InvalidatePolicy(ctx(t), "p2"); err != nil || n != 0 {
+			t.Fatalf("the same switch on node B = %d, %v; want 0", n, err)
+		}
+
+		// A restarted node configured with p1 still works under p2.
+		c := book(evidenceStore(t, h))
+		r, err := c.Get(ctx(t), "a", "m")
+		if err != nil || r.Verdict != evidence.Available || r.Fingerprint != "p2" || c.CurrentFingerprint() != "p2" {
+			t.Fatalf("restarted node: %+v, %v, fingerprint %q; want B's positive under p2", r, err, c.CurrentFingerprint())
+		}
+	})
+}

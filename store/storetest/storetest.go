@@ -38,6 +38,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("base", func(t *testing.T) { testBase(t, newHarness) })
 	t.Run("health", func(t *testing.T) { testHealth(t, newHarness) })
 	t.Run("evidence", func(t *testing.T) { testEvidence(t, newHarness) })
+	t.Run("evidence policy", func(t *testing.T) { testEvidencePolicy(t, newHarness) })
 	t.Run("feed", func(t *testing.T) { testFeed(t, newHarness) })
 	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
