@@ -20,6 +20,13 @@ type ClaimParams struct {
 	// Worker names the claimant for Get and logs; optional, at most 128
 	// bytes.
 	Worker string `json:"worker,omitempty"`
+	// Wait is how long Claim may wait for work when nothing is due: at
+	// most MaxClaimWait. Zero means not at all; negative is an error. A
+	// waiting claim is woken as soon as an item is added, observed,
+	// failed or released anywhere the store can hear of (every node on
+	// PostgreSQL, every handle in the process on SQLite), or comes due by
+	// time, and looks again every Config.ClaimPoll in any case.
+	Wait time.Duration `json:"wait,omitempty"`
 }
 
 // Claim leases up to p.N due items: highest priority first, then the one
@@ -36,7 +43,9 @@ type ClaimParams struct {
 // round. The cap applies whatever the priorities: a boosted retry still
 // counts against it.
 //
-// Claim returns an empty slice, not an error, when nothing is due.
+// Claim returns an empty slice, not an error, when nothing is due — at
+// once, or after p.Wait if it is set. A waiting claim returns as soon as it
+// leased something, and returns ctx.Err() if ctx ends first.
 func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	if p.N < 1 || p.N > MaxClaim {
 		return nil, invalid("n", "%d is outside [1, %d]", p.N, MaxClaim)
@@ -47,6 +56,73 @@ func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	if err := checkWorker(p.Worker); err != nil {
 		return nil, err
 	}
+	if p.Wait < 0 || p.Wait > MaxClaimWait {
+		return nil, invalid("wait_seconds", "%v is outside [0, %v]", p.Wait, MaxClaimWait)
+	}
+	if p.Wait == 0 {
+		return s.claimOnce(ctx, p)
+	}
+	return s.claimWait(ctx, p)
+}
+
+// minRecheck spaces the looks of a waiting claim whose store says work is
+// already due but that found none (another claim holds it locked): it
+// will be leased or given back soon, and a wake-up then follows.
+const minRecheck = 5 * time.Millisecond
+
+// claimWait claims, and while nothing is due waits for a wake-up, the
+// next due time, the poll or the end of p.Wait, whichever comes first.
+// Waiting uses the real clock: Config.Now decides what is due, not how
+// long a caller is kept.
+func (s *Scheduler) claimWait(ctx context.Context, p ClaimParams) ([]Lease, error) {
+	deadline := time.Now().Add(p.Wait)
+	for {
+		// The wake-up channel is taken before the look, so that a change
+		// committed after the look cannot be missed.
+		wake, err := s.store.RetryWake(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ls, err := s.claimOnce(ctx, p)
+		if err != nil || len(ls) > 0 {
+			return ls, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return ls, nil
+		}
+		pause := left
+		if s.cfg.ClaimPoll > 0 {
+			pause = min(pause, s.cfg.ClaimPoll)
+		}
+		next, err := s.store.RetryNextDue(ctx, StoreNextDueParams{})
+		if err != nil {
+			return nil, err
+		}
+		if !next.At.IsZero() {
+			pause = min(pause, max(next.At.Sub(s.now()), minRecheck))
+		}
+		s.waiting.Add(1)
+		timer := time.NewTimer(pause)
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		s.waiting.Add(-1)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Waiting reports how many claims of this Scheduler are waiting for work
+// right now: idle workers, for a dashboard.
+func (s *Scheduler) Waiting() int { return int(s.waiting.Load()) }
+
+// claimOnce is one look for due work.
+func (s *Scheduler) claimOnce(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	now := s.now()
 	res, err := s.store.RetryClaim(ctx, StoreClaimParams{
 		Now:          now,

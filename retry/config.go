@@ -26,6 +26,7 @@ const (
 	DefaultObserveStep        = 1
 	DefaultObserveMaxPriority = 10
 	DefaultExpiriesPerFailure = 3
+	DefaultClaimPoll          = 2 * time.Second
 )
 
 // ClassLeaseExpired is the failure class recorded when an item's lease runs
@@ -40,6 +41,8 @@ const (
 	MaxClaim = 1000
 	// MaxLease is the longest lease (and extension) accepted.
 	MaxLease = 30 * 24 * time.Hour
+	// MaxClaimWait is the longest a claim may wait for work.
+	MaxClaimWait = 5 * time.Minute
 	// maxLadderStep bounds ladder steps so now+delay cannot overflow.
 	maxLadderStep = 10 * 365 * 24 * time.Hour
 )
@@ -81,6 +84,14 @@ type Config struct {
 	// ClassLeaseExpired (that expiry included). Zero means
 	// DefaultExpiriesPerFailure (3); negative is an error.
 	ExpiriesPerFailure int
+	// ClaimPoll is how often a waiting claim (ClaimParams.Wait) looks for
+	// work again although nothing woke it. Wake-ups come from the store:
+	// PostgreSQL notifies every node, SQLite every handle in the process;
+	// the poll covers what they cannot tell, such as another process
+	// writing the same SQLite file. Zero means DefaultClaimPoll (2 s);
+	// negative turns the poll off (a waiting claim then ends early only
+	// when woken, or when an item comes due by time).
+	ClaimPoll time.Duration
 	// Now is the clock for every time decision. Nil means time.Now.
 	Now func() time.Time
 	// Rand returns uniform numbers in [0, 1) for jitter and for rounding
@@ -113,6 +124,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ExpiriesPerFailure == 0 {
 		c.ExpiriesPerFailure = DefaultExpiriesPerFailure
+	}
+	if c.ClaimPoll == 0 {
+		c.ClaimPoll = DefaultClaimPoll
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -28,7 +28,8 @@
 // # Leases
 //
 // Claim hands out due items, highest priority first, each under a lease
-// with a fencing token. The worker answers with Succeed, Fail, Release or
+// with a secret token (128 random bits) and a fencing term (Lease.Term,
+// which grows with every lease). The worker answers with Succeed, Fail, Release or
 // Extend (or Settle, for a batch). A stale token gets ErrLeaseLost and
 // changes nothing; repeating an answer is harmless. A lease that runs out
 // makes its item due again without counting a failure, but an item whose
@@ -36,6 +37,16 @@
 // failure of class ClassLeaseExpired every third time. While new items are
 // due, retries take at most Config.RetryShare of each claim, so old
 // failures cannot starve new work.
+//
+// # Waiting for work
+//
+// A worker need not sleep and poll: ClaimParams.Wait makes Claim wait, up
+// to MaxClaimWait and while its context lasts, until something is due. It
+// is woken when an item is added, observed, failed or released — on every
+// node through PostgreSQL's LISTEN/NOTIFY, in process on SQLite — or when
+// the next item comes due by time, and looks again every Config.ClaimPoll
+// in case a wake-up could not reach it (another process on the same SQLite
+// file).
 //
 // # Storage
 //

@@ -70,3 +70,39 @@ func Example() {
 	// scheduled in 1h0m0s after no_peers
 	// observed: due in 10m0s priority 1
 }
+
+// A worker that waits for work instead of sleeping between empty claims:
+// the claim returns as soon as another part of the program adds an item.
+func ExampleScheduler_Claim_wait() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "retry-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "hostguard.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	s, err := retry.New(st, retry.Config{})
+	if err != nil {
+		panic(err)
+	}
+
+	go func() {
+		for s.Waiting() == 0 { // for the example only: add once the worker waits
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := s.Add(ctx, retry.NewItem{ID: "late-arrival"}); err != nil {
+			panic(err)
+		}
+	}()
+	leases, err := s.Claim(ctx, retry.ClaimParams{N: 10, Lease: time.Minute, Wait: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("claimed", leases[0].ID)
+	// Output:
+	// claimed late-arrival
+}

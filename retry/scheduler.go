@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,8 +26,9 @@ const maxNotBefore = 100 * 365 * 24 * time.Hour
 // nodes) may share one store. Build one with New; most callers want Add,
 // Claim and then Succeed or Fail for each lease.
 type Scheduler struct {
-	store Store
-	cfg   Config
+	store   Store
+	cfg     Config
+	waiting atomic.Int64
 }
 
 // New returns a Scheduler over store. It rejects a Config with a bad field,

@@ -40,6 +40,26 @@ type Store interface {
 	RetryStats(ctx context.Context, p StoreStatsParams) (StoreStatsResult, error)
 	// RetryForget deletes one item, or returns ErrNotFound.
 	RetryForget(ctx context.Context, p StoreForgetParams) error
+	// RetryWake returns a channel that is closed at the next change that
+	// may make work claimable, wherever the store can hear of it: an item
+	// added or observed, or written back pending or scheduled (a failure,
+	// a release, a lease that ran out). It may also close without cause. A
+	// store that hears of nothing returns a channel that never closes;
+	// waiting claims then rely on Config.ClaimPoll.
+	RetryWake(ctx context.Context) (<-chan struct{}, error)
+	// RetryNextDue says when the earliest item that is not ready yet
+	// (future work, a lease) comes due.
+	RetryNextDue(ctx context.Context, p StoreNextDueParams) (StoreNextDueResult, error)
+}
+
+// StoreNextDueParams is the input of Store.RetryNextDue.
+type StoreNextDueParams struct{}
+
+// StoreNextDueResult is the output of Store.RetryNextDue.
+type StoreNextDueResult struct {
+	// At is the earliest next_at of an item that is not ready; zero if
+	// there is none.
+	At time.Time
 }
 
 // StoreAddParams is the input of Store.RetryAdd.

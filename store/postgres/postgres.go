@@ -31,6 +31,7 @@ var migrationFS embed.FS
 // use; several Stores (on several nodes) may share one database.
 type Store struct {
 	pool *pgxpool.Pool
+	wake retryWaker // wakes waiting retry claims; see retry_wake.go
 }
 
 // Open connects to the database named by dsn (postgres://... or a key=value
@@ -63,6 +64,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Close closes every connection of the store.
 func (s *Store) Close() error {
+	s.closeWake()
 	s.pool.Close()
 	return nil
 }

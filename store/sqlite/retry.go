@@ -47,6 +47,9 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 	if err != nil {
 		return retry.StoreAddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
 	}
+	if res.Added > 0 {
+		s.retrySignal().Fire()
+	}
 	return res, nil
 }
 
@@ -250,6 +253,8 @@ const (
 // RetryUpdate implements retry.Store in one write transaction.
 func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (retry.StoreUpdateResult, error) {
 	var errs []error
+	// waiting is whether a written record waits for a claim again.
+	var waiting bool
 	st, err := s.stmts(ctx, retryLoadSQL, retryWriteSQL)
 	if err != nil {
 		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
@@ -289,11 +294,13 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			row.dirty = row.dirty || changed
 		}
 		up := tx.StmtContext(ctx, st[1])
+		waiting = false
 		for _, row := range order {
 			if !row.dirty {
 				continue
 			}
 			r := &row.rec
+			waiting = waiting || r.State == retry.Pending || r.State == retry.Scheduled
 			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), retryTime(r.NextAt),
 				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryText(string(r.History)),
 				retryText(r.Worker), r.LeaseGen, retryText(r.LeaseKey), r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
@@ -305,6 +312,9 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	})
 	if err != nil {
 		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
+	}
+	if waiting {
+		s.retrySignal().Fire()
 	}
 	return retry.StoreUpdateResult{Errs: errs}, nil
 }
@@ -403,6 +413,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 	if err != nil {
 		return retry.StoreObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
 	}
+	s.retrySignal().Fire()
 	return retry.StoreObserveResult{Results: res}, nil
 }
 

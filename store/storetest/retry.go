@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/retry"
 )
 
@@ -729,6 +730,97 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		got := mustGet(t, e.open(t), "x")
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 			t.Fatalf("reopened:\n%+v\nwant\n%+v", got, want)
+		}
+	})
+
+	t.Run("a waiting claim wakes when another handle adds or releases", func(t *testing.T) {
+		t.Parallel()
+		// The poll is far longer than the test may take: only a wake-up
+		// can end the wait in time.
+		const poll = time.Minute
+		e := newRetryEnv(t, newHarness, retry.Config{ClaimPoll: poll})
+		other := e.open(t)
+		type result struct {
+			ls  []retry.Lease
+			err error
+			at  time.Time
+		}
+		wait := func() <-chan result {
+			out := make(chan result, 1)
+			go func() {
+				ls, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: lease, Wait: 2 * time.Minute})
+				out <- result{ls, err, time.Now()}
+			}()
+			waitfor.True(t, 30*time.Second, "the claim waits", func() bool { return e.s.Waiting() == 1 })
+			return out
+		}
+		got := func(ch <-chan result, since time.Time, id string) retry.Lease {
+			t.Helper()
+			select {
+			case r := <-ch:
+				if r.err != nil || len(r.ls) != 1 || r.ls[0].ID != id {
+					t.Fatalf("waiting claim: %+v, %v; want %s", r.ls, r.err, id)
+				}
+				if d := r.at.Sub(since); d > poll/6 {
+					t.Fatalf("the waiting claim took %v after the change; its poll is %v", d, poll)
+				}
+				return r.ls[0]
+			case <-time.After(poll / 2):
+				t.Fatalf("the waiting claim was not woken within %v", poll/2)
+			}
+			return retry.Lease{}
+		}
+		ch := wait()
+		added := time.Now()
+		mustAdd(t, other, retry.NewItem{ID: "fresh"})
+		l := got(ch, added, "fresh")
+		ch = wait()
+		released := time.Now()
+		if err := other.Release(ctx(t), l.Ref()); err != nil {
+			t.Fatal(err)
+		}
+		got(ch, released, "fresh")
+		if n := e.s.Waiting(); n != 0 {
+			t.Fatalf("%d claims still counted as waiting", n)
+		}
+	})
+
+	t.Run("a waiting claim ends with its wait, its context, or the first due item", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{ClaimPoll: time.Minute})
+		start := time.Now()
+		ls, err := e.s.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: lease, Wait: 50 * time.Millisecond})
+		if err != nil || len(ls) != 0 || time.Since(start) < 50*time.Millisecond {
+			t.Fatalf("an empty queue: %v, %v after %v; want nothing after the 50ms wait", ls, err, time.Since(start))
+		}
+		c, cancel := context.WithCancel(ctx(t))
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.s.Claim(c, retry.ClaimParams{N: 1, Lease: lease, Wait: time.Minute})
+			done <- err
+		}()
+		waitfor.True(t, 30*time.Second, "the claim waits", func() bool { return e.s.Waiting() == 1 })
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled waiting claim: %v, want context.Canceled", err)
+		}
+		// An item due by time wakes the claim at its due time; this
+		// scheduler reads the real clock, since a waiting claim waits by it.
+		real, err := retry.New(e.h.Open(t).(retry.Store), retry.Config{ClaimPoll: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		due := time.Now().Add(300 * time.Millisecond)
+		mustAdd(t, real, retry.NewItem{ID: "soon", NotBefore: due})
+		ls, err = real.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: lease, Wait: time.Minute})
+		if err != nil || len(ls) != 1 || ls[0].ID != "soon" || time.Now().Before(due) || time.Since(due) > 10*time.Second {
+			t.Fatalf("claim of an item due at %v: %+v, %v at %v", due, ls, err, time.Now())
+		}
+		if _, err := real.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: lease, Wait: -time.Second}); !errors.Is(err, retry.ErrInvalid) {
+			t.Fatalf("negative wait: %v, want ErrInvalid", err)
+		}
+		if _, err := real.Claim(ctx(t), retry.ClaimParams{N: 1, Lease: lease, Wait: retry.MaxClaimWait + 1}); !errors.Is(err, retry.ErrInvalid) {
+			t.Fatalf("wait over the maximum: %v, want ErrInvalid", err)
 		}
 	})
 
