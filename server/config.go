@@ -44,6 +44,13 @@ type Config struct {
 	// false (the zero value) refuses them at dial time with 403.
 	AllowPrivate bool
 
+	// AllowedHosts are the names, beyond loopback names and addresses and
+	// the listen address, that the API answers to in the Host header
+	// ("hostguard.lan" or "hostguard.lan:7411"). A request naming any other
+	// host answers 421, which is what keeps a DNS-rebinding page from
+	// reading the API. nil (the zero value): none.
+	AllowedHosts []string
+
 	// Guard configures the server's connectivity guard; zero fields take
 	// guard's defaults, except two the daemon sets otherwise. A nil Probe
 	// means the server's own: HEAD <endpoint>/ through the same dialer,

@@ -34,6 +34,9 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	if proxy != nil {
 		servers = append(servers, mk(s.proxy))
 		listeners = append(listeners, proxy)
+		s.own.setListens(api.Addr(), proxy.Addr())
+	} else {
+		s.own.setListens(api.Addr())
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {

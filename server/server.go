@@ -28,6 +28,7 @@ type Server struct {
 	// probeFunc sends the guard's recovery probes through base; see probe.
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
+	own       *ownAddrs
 	tickets   *ticketTable
 	metrics   *metrics
 	api       http.Handler
@@ -66,6 +67,7 @@ func New(cfg Config) (*Server, error) {
 		sweepDone: make(chan struct{}),
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
+	s.own = newOwnAddrs(cfg.Now)
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)
 
@@ -109,7 +111,7 @@ func New(cfg Config) (*Server, error) {
 		s.cancelBase()
 		return nil, err
 	}
-	s.api = s.routes()
+	s.api = s.browserGuard(s.routes())
 	s.proxy = s.apiHandler(s.serveProxy)
 	go s.sweep()
 	return s, nil

@@ -191,6 +191,10 @@ func (f *fixture) do(method, path string, body any, hdr ...string) answer {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	if r != nil {
+		// As every client does; a test of the refusal overrides it.
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
