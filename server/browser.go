@@ -39,6 +39,7 @@ func (s *Server) browserGuard(next http.Handler) http.Handler {
 			// The upstream's body and type are forwarded as they are, so
 			// the type is the client's business; what comes back must not
 			// run as a page of the API's origin.
+			liftDeadlines(w)
 			w = &sandboxed{ResponseWriter: w}
 		} else if err := checkContentType(r); err != nil {
 			return err

@@ -22,6 +22,8 @@ const (
 	DefaultSweepEvery      = time.Second
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultShutdownTimeout = 10 * time.Second
+	DefaultMaxConns        = 1024
+	DefaultBodyTimeout     = time.Minute
 
 	// DefaultGuardMaxOpenFor is the daemon's growth cap for open periods
 	// (guard.Config.MaxOpenFor), where the library's default is no
@@ -89,6 +91,20 @@ type Config struct {
 	// Bodies forwarded by the fetch route and the proxy are not bounded.
 	// 0 means DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
+
+	// MaxConns caps the client connections open at once on each listener
+	// (the API's and the proxy's, counted apart); a connection beyond it is
+	// answered 503 with Proxy-Status connection_limit_reached and closed.
+	// 0 means DefaultMaxConns (1024); a negative value means no cap.
+	MaxConns int
+
+	// BodyTimeout bounds the whole read of a client's request (headers
+	// and body) and the write of a JSON answer, so a client that trickles
+	// its body cannot hold a connection open. Streamed answers (fetch, the
+	// proxy, tunnels and waiting admissions) lift the bound once their
+	// handler starts. 0 means DefaultBodyTimeout (1m); a negative value
+	// means none.
+	BodyTimeout time.Duration
 
 	// ShutdownTimeout bounds how long Serve waits for in-flight requests
 	// and tunnels once its context ends; after it they are cut. 0 means
@@ -226,6 +242,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaintainEvery == 0 {
 		c.MaintainEvery = DefaultMaintainEvery
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
 	}
 	if c.HeaderTimeout == 0 {
 		c.HeaderTimeout = transport.DefaultHeaderTimeout

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/hostguard/hostguard/internal/strictjson"
 )
@@ -34,6 +35,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, dst any, optiona
 		}
 		return badRequest("", "the request body could not be read")
 	}
+	liftDeadlines(w)
 	if optional && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
@@ -50,4 +52,14 @@ func bodyError(e *strictjson.Error) *apiError {
 		return badRequest("", "request body %s", e.Reason)
 	}
 	return badRequest(e.Path, "%s: %s", e.Path, e.Reason)
+}
+
+// liftDeadlines ends Config.BodyTimeout's hold on a request whose body is
+// in: what follows may be a wait (a budget admission, a claim) or a
+// stream (fetch), which the timeout must not cut. A client that trickles
+// its body has already been bounded by then.
+func liftDeadlines(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 }

@@ -24,6 +24,9 @@ type apiError struct {
 	Endpoint   string        `json:"endpoint,omitempty"`
 	Class      string        `json:"class,omitempty"`
 	RetryAfter time.Duration `json:"-"`
+	// ProxyStatus is the error type of a Proxy-Status header (RFC 9209)
+	// sent with the answer, "" for none.
+	ProxyStatus string `json:"-"`
 	// RetrySeconds mirrors the Retry-After header for clients that read only
 	// the body; it is set whenever that header is.
 	RetrySeconds *int64 `json:"retry_after_seconds,omitempty"`
@@ -64,6 +67,9 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 		secs := retryAfterSeconds(e.RetryAfter)
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		e.RetrySeconds = &secs
+	}
+	if e.ProxyStatus != "" {
+		w.Header().Set("Proxy-Status", "hostguard; error="+e.ProxyStatus)
 	}
 	writeJSON(w, e.Status, e)
 }

@@ -128,7 +128,7 @@ func (s *Server) setupFeeds() error {
 	}
 	base := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           newDialer(true, cfg.HeaderTimeout).DialContext,
+		DialContext:           newDialer(true, cfg.HeaderTimeout, nil).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       90 * time.Second,

@@ -28,6 +28,12 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.precheckURL(target); err != nil {
+		if _, bad := errors.AsType[*apiError](err); bad {
+			return err
+		}
+		return s.upstreamError(err, "fetch")
+	}
 	ctx := r.Context()
 	if exempt {
 		ctx = transport.Exempt(ctx)

@@ -121,6 +121,10 @@ func guardAnswer(err error) *apiError {
 		return &apiError{Status: http.StatusServiceUnavailable, Endpoint: open.Endpoint, RetryAfter: open.RetryAfter,
 			Message: fmt.Sprintf("server: endpoint %s is not answering; not contacted (fast-fail)", open.Endpoint)}
 	}
+	if pol, ok := errors.AsType[*failure.PolicyError](err); ok && errors.Is(pol, errLoop) {
+		return &apiError{Status: http.StatusLoopDetected, Class: failure.Policy.String(), ProxyStatus: "proxy_loop_detected",
+			Message: "server: refused: the destination is this daemon's own listener"}
+	}
 	if pol, ok := errors.AsType[*failure.PolicyError](err); ok {
 		return &apiError{Status: http.StatusForbidden, Class: failure.Policy.String(),
 			Message: "server: refused by the destination policy: " + pol.Reason + " (see --allow-private)"}

@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,11 +30,38 @@ var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking networks
 	netip.MustParsePrefix("240.0.0.0/4"),   // reserved, and the broadcast address
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("::/96"),         // IPv4-compatible (deprecated): ::10.0.0.1 must not pass as IPv6
+	netip.MustParsePrefix("fec0::/10"),     // site-local (deprecated), still routed as private by some stacks
+	netip.MustParsePrefix("100::/64"),      // discard-only
+	netip.MustParsePrefix("2001:db8::/32"), // documentation
 }
+
+// Prefixes that carry an IPv4 address inside an IPv6 one, which a gateway
+// may translate and deliver to that IPv4 address: the policy judges the
+// embedded address.
+var (
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052: the last 32 bits
+	sixToFour   = netip.MustParsePrefix("2002::/16")    // RFC 3056: bits 16 to 48
+)
 
 // destinationRefusal says why ip may not be dialled, or "" if it may.
 func destinationRefusal(ip netip.Addr) string {
-	ip = ip.Unmap()
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64Prefix.Contains(ip):
+			if r := destinationRefusal(netip.AddrFrom4([4]byte(b[12:16]))); r != "" {
+				return r + " (inside a NAT64 address)"
+			}
+			return ""
+		case sixToFour.Contains(ip):
+			if r := destinationRefusal(netip.AddrFrom4([4]byte(b[2:6]))); r != "" {
+				return r + " (inside a 6to4 address)"
+			}
+			return ""
+		}
+	}
 	switch {
 	case !ip.IsValid():
 		return "destination address is not valid"
@@ -53,33 +84,96 @@ func destinationRefusal(ip netip.Addr) string {
 	return ""
 }
 
-// policyControl is a net.Dialer.Control that enforces the destination
-// policy. The address it sees is always an IP literal with a port.
-func policyControl(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return &failure.PolicyError{Reason: "destination address is not an IP address"}
+// errLoop marks a refusal of the daemon's own listener: a request through
+// it would come straight back in, and again, until something gave out.
+var errLoop = errors.New("destination is this daemon itself")
+
+// refusal says why the dialer will not connect to ap: the daemon's own
+// listeners always (even with --allow-private), the rest of the policy
+// unless allowPrivate. The host's own interface addresses count as
+// private: a service bound to 0.0.0.0 answers on them.
+func (d *dialer) refusal(ap netip.AddrPort) error {
+	if ap.Addr().Zone() != "" {
+		return &failure.PolicyError{Reason: "destination has an IPv6 zone"}
+	}
+	if d.own != nil && d.own.isListener(ap) {
+		return &failure.PolicyError{Reason: errLoop.Error(), Err: errLoop}
+	}
+	if d.allowPrivate {
+		return nil
 	}
 	if reason := destinationRefusal(ap.Addr()); reason != "" {
 		return &failure.PolicyError{Reason: reason}
 	}
+	if d.own != nil && d.own.has(ap.Addr()) {
+		return &failure.PolicyError{Reason: "destination is an address of this host"}
+	}
 	return nil
+}
+
+// control is a net.Dialer.Control that enforces the destination policy.
+// The address it sees is always an IP literal with a port.
+func (d *dialer) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &failure.PolicyError{Reason: "destination address is not an IP address"}
+	}
+	return d.refusal(ap)
+}
+
+// precheck refuses, before the guard is asked, a URL host that the dialer
+// would refuse whatever DNS says: an IP literal, a zone, a localhost name.
+// A refusal then leaves no record in the guard and counts as nothing. A
+// name that resolves to a refused address is still refused at dial time.
+func (d *dialer) precheck(host, port string) error {
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if strings.Contains(name, "%") {
+		return badRequest("url", "url: an IPv6 zone is not accepted in a destination")
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil // the transport answers a bad port
+	}
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		name = "127.0.0.1"
+	}
+	ip, err := netip.ParseAddr(name)
+	if err != nil {
+		return nil
+	}
+	return d.refusal(netip.AddrPortFrom(ip, uint16(p)))
 }
 
 // dialer is the one dialer for the fetch route's transport and the proxy's
 // CONNECT tunnels, so both enforce the same policy.
 type dialer struct {
-	d net.Dialer
+	d            net.Dialer
+	own          *ownAddrs
+	allowPrivate bool
 }
 
-func newDialer(allowPrivate bool, connectTimeout time.Duration) *dialer {
-	d := &dialer{d: net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}}
-	if !allowPrivate {
-		d.d.Control = policyControl
-	}
+func newDialer(allowPrivate bool, connectTimeout time.Duration, own *ownAddrs) *dialer {
+	d := &dialer{d: net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}, own: own, allowPrivate: allowPrivate}
+	d.d.Control = d.control
 	return d
 }
 
 func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	return d.d.DialContext(ctx, network, address)
+}
+
+// precheckURL is the dialer's precheck for an absolute URL.
+func (s *Server) precheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return s.dialer.precheck(u.Hostname(), port)
 }

@@ -22,18 +22,29 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	errorLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	mk := func(h http.Handler) *http.Server {
 		return &http.Server{
-			Handler:           s.active.track(h),
+			Handler:           refuseSmuggling(s.active.track(h)),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          errorLog,
 			BaseContext:       func(net.Listener) context.Context { return s.baseCtx },
+			ConnContext:       withConn,
 		}
 	}
-	servers := []*http.Server{mk(s.api)}
-	listeners := []net.Listener{api}
+	apiSrv := mk(s.api)
+	if s.cfg.BodyTimeout > 0 {
+		// The API's bodies are small JSON: a client that takes longer than
+		// this to send one, or to read a short answer, is holding the
+		// connection, not using it. Routes that wait or stream lift both
+		// deadlines once the body is in (see liftDeadlines). The proxy's
+		// bodies are the client's own uploads and downloads, unbounded.
+		apiSrv.ReadTimeout = s.cfg.BodyTimeout
+		apiSrv.WriteTimeout = s.cfg.BodyTimeout
+	}
+	servers := []*http.Server{apiSrv}
+	listeners := []net.Listener{newLimitListener(api, s.cfg.MaxConns, nil)}
 	if proxy != nil {
 		servers = append(servers, mk(s.proxy))
-		listeners = append(listeners, proxy)
+		listeners = append(listeners, newLimitListener(proxy, s.cfg.MaxConns, nil))
 		s.own.setListens(api.Addr(), proxy.Addr())
 	} else {
 		s.own.setListens(api.Addr())

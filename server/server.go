@@ -86,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.guard = guard.New(gcfg)
 
-	s.dialer = newDialer(cfg.AllowPrivate, cfg.HeaderTimeout)
+	s.dialer = newDialer(cfg.AllowPrivate, cfg.HeaderTimeout, s.own)
 	s.base = &http.Transport{
 		// Proxy stays nil on purpose: the daemon is often someone's
 		// HTTP_PROXY, and reading that here would send its own upstream

@@ -97,6 +97,9 @@ func (d *daemonProc) call(t *testing.T, method, path string, body any, want int,
 		r = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, d.api+path, r)
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	tr := &http.Transport{Proxy: nil}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)

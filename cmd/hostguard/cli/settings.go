@@ -94,6 +94,12 @@ var options = []option{
 		usage: "store: an SQLite file `path` or postgres://user@host/db (env $ENV; default $XDG_STATE_HOME/hostguard/hostguard.db, else ~/.local/state/hostguard/hostguard.db)"},
 	{name: "allow_private", field: func(s *settings) any { return &s.server.AllowPrivate },
 		usage: "let fetch and the proxy reach loopback, private and link-local addresses"},
+	{name: "allowed_hosts", field: func(s *settings) any { return &s.server.AllowedHosts },
+		usage: "comma-separated `names` the API answers to in the Host header, beyond loopback and the listen address"},
+	{name: "max_conns", field: func(s *settings) any { return &s.server.MaxConns }, def: server.DefaultMaxConns,
+		usage: "most client connections open at once on each listener; more are answered 503; negative for no cap"},
+	{name: "body_timeout", field: func(s *settings) any { return &s.server.BodyTimeout }, def: server.DefaultBodyTimeout,
+		usage: "most time a client may take to send its request and read a JSON answer; negative for none"},
 	{name: "log_format", field: func(s *settings) any { return &s.logFormat }, def: "text",
 		usage: "log `format` on stderr: text or json"},
 	{name: "log_level", field: func(s *settings) any { return &s.logLevel }, def: "info",
@@ -409,9 +415,27 @@ func bindFlag(fs *flag.FlagSet, field any, name, usage string) {
 		fs.IntVar(p, name, *p, usage)
 	case *time.Duration:
 		fs.DurationVar(p, name, *p, usage)
+	case *[]string:
+		fs.Var((*listValue)(p), name, usage)
 	default:
 		panic(fmt.Sprintf("cli: no flag for a %T setting", field))
 	}
+}
+
+// listValue is a list setting on the command line and in its variable:
+// comma-separated, the whole list at once.
+type listValue []string
+
+func (l *listValue) String() string { return strings.Join(*l, ",") }
+func (l *listValue) Get() any       { return []string(*l) }
+func (l *listValue) Set(v string) error {
+	*l = nil
+	for one := range strings.SplitSeq(v, ",") {
+		if one = strings.TrimSpace(one); one != "" {
+			*l = append(*l, one)
+		}
+	}
+	return nil
 }
 
 // wants says what a flag's variable must hold.

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// limitListener caps the connections open at once. A connection beyond the
+// cap is accepted, told 503 with Proxy-Status connection_limit_reached and
+// closed, so a client learns why rather than waiting in the kernel's
+// backlog; that answer is written by a bounded number of goroutines, and a
+// flood beyond them is closed unanswered.
+type limitListener struct {
+	net.Listener
+	max      int64 // <= 0: no cap
+	open     atomic.Int64
+	refusal  chan struct{} // slots for refusals being written
+	onRefuse func()
+}
+
+// maxRefusing bounds the goroutines answering refused connections.
+const maxRefusing = 64
+
+func newLimitListener(l net.Listener, max int, onRefuse func()) *limitListener {
+	return &limitListener{Listener: l, max: int64(max), refusal: make(chan struct{}, maxRefusing), onRefuse: onRefuse}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.max > 0 && l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			if l.onRefuse != nil {
+				l.onRefuse()
+			}
+			select {
+			case l.refusal <- struct{}{}:
+				go func() {
+					defer func() { <-l.refusal }()
+					refuseConn(c)
+				}()
+			default:
+				c.Close()
+			}
+			continue
+		}
+		var sc *sniffConn
+		sc = &sniffConn{Conn: c, release: func() {
+			if l.max > 0 {
+				l.open.Add(-1)
+			}
+		}}
+		return sc, nil
+	}
+}
+
+var connLimitAnswer = func() []byte {
+	body := `{"error":"server: too many connections are open; come back later","retry_after_seconds":1}` + "\n"
+	return fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"+
+		"Retry-After: 1\r\nProxy-Status: hostguard; error=connection_limit_reached\r\n"+
+		"Connection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}()
+
+// refuseConn answers a connection over the cap. It reads what the client
+// sent first (briefly), since closing with unread data makes the kernel
+// reset the connection and the client would never see the answer.
+func refuseConn(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	buf := make([]byte, 4096)
+	_, _ = c.Read(buf)
+	_, _ = c.Write(connLimitAnswer)
+	if tc, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+}
+
+// sniffConn watches the header blocks a client sends for one that carries
+// both Content-Length and Transfer-Encoding. net/http reads such a request
+// as chunked and drops the Content-Length before any handler can see it;
+// a server or proxy in front that reads it by Content-Length sees a
+// different request boundary, which is how a second request is smuggled
+// in a body. RFC 9112 section 6.1 allows treating it as an error and
+// closing, which refuseSmuggling does.
+//
+// The scan does not follow message framing: it treats every blank line as
+// the end of a block. Body text that looks like a header block with both
+// fields is therefore flagged too; it is itself that smuggled request.
+type sniffConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+
+	mu      sync.Mutex
+	line    []byte // the start of the current line, up to sniffLine bytes
+	lineLen int
+	sawCL   bool
+	sawTE   bool
+	both    atomic.Bool
+}
+
+const sniffLine = 20 // enough for "transfer-encoding:"
+
+func (c *sniffConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.scan(p[:n])
+	}
+	return n, err
+}
+
+func (c *sniffConn) scan(b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range b {
+		if ch == '\n' {
+			if c.lineLen == 0 || (c.lineLen == 1 && c.line[0] == '\r') {
+				if c.sawCL && c.sawTE {
+					c.both.Store(true)
+				}
+				c.sawCL, c.sawTE = false, false
+			} else {
+				lower := bytes.ToLower(c.line)
+				switch {
+				case bytes.HasPrefix(lower, []byte("content-length:")):
+					c.sawCL = true
+				case bytes.HasPrefix(lower, []byte("transfer-encoding:")):
+					c.sawTE = true
+				}
+			}
+			c.line, c.lineLen = c.line[:0], 0
+			continue
+		}
+		if len(c.line) < sniffLine {
+			c.line = append(c.line, ch)
+		}
+		c.lineLen++
+	}
+}
+
+func (c *sniffConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
+type connKey struct{}
+
+// withConn makes the accepted connection reachable from its requests.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	if sc, ok := c.(*sniffConn); ok {
+		return context.WithValue(ctx, connKey{}, sc)
+	}
+	return ctx
+}
+
+// refuseSmuggling answers 400 and closes the connection of a request that
+// came with both Content-Length and Transfer-Encoding.
+func refuseSmuggling(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc, _ := r.Context().Value(connKey{}).(*sniffConn)
+		if sc != nil && len(r.TransferEncoding) > 0 && sc.both.Load() {
+			w.Header().Set("Connection", "close")
+			writeAPIError(w, badRequest("Transfer-Encoding",
+				"a request may carry Content-Length or Transfer-Encoding, not both"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
