@@ -46,8 +46,15 @@ func buildBinary(t *testing.T) string {
 // read from its JSON "listening" log line) over the database db.
 func start(t *testing.T, bin, db string, args ...string) *daemonProc {
 	t.Helper()
+	return startWith(t, bin, db, true, args...)
+}
+
+// startWith is start with the destination policy on (allowPrivate false)
+// or off.
+func startWith(t *testing.T, bin, db string, allowPrivate bool, args ...string) *daemonProc {
+	t.Helper()
 	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
-		"--db", db, "--log-format", "json", "--allow-private", "--budget-source", "idx:100", "--header-timeout", "500ms", "--idle-timeout", "500ms"}, args...)
+		"--db", db, "--log-format", "json", "--allow-private=" + fmt.Sprint(allowPrivate), "--budget-source", "idx:100", "--header-timeout", "500ms", "--idle-timeout", "500ms"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOSTGUARD_TOKEN=", "HOSTGUARD_DISABLE_GUARD=", "HOSTGUARD_CONFIG=", "E2E_INDEXER_KEY="+e2eKey)
 	stderr, err := cmd.StderrPipe()
