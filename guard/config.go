@@ -23,6 +23,12 @@ const (
 	DefaultMaxProbes    = 64
 )
 
+// SuggestedMaxOpenFor is a growth cap for programs that probe, measured
+// with the fleet simulation (docs/design.md, "guard: probes and growth"):
+// four open periods of the default length. The library's default stays no
+// growth, the seed's rule; hostguard's daemon uses this one.
+const SuggestedMaxOpenFor = 4 * DefaultOpenFor
+
 // Config tunes a Guard. The zero value is the documented default for every
 // field.
 type Config struct {

@@ -28,7 +28,7 @@ const (
 	// DefaultGuardMaxOpenFor is the daemon's growth cap for open periods
 	// (guard.Config.MaxOpenFor), where the library's default is no
 	// growth: docs/design.md ("guard: probes and growth") says why.
-	DefaultGuardMaxOpenFor = 4 * guard.DefaultOpenFor
+	DefaultGuardMaxOpenFor = guard.SuggestedMaxOpenFor
 )
 
 // Config configures a Server. The zero value serves the guard, fetch and

@@ -118,7 +118,7 @@ func (o *oracle) Do(req *http.Request) (*http.Response, error) {
 
 // DaemonMaxOpenFor is the growth cap the daemon uses, in units of T
 // (OpenFor); see docs/design.md for how it was chosen from these runs.
-const DaemonMaxOpenFor = 8
+const DaemonMaxOpenFor = guard.SuggestedMaxOpenFor / guard.DefaultOpenFor
 
 type hostguardClient struct {
 	c *http.Client
