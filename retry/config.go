@@ -1,7 +1,9 @@
 package retry
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -50,14 +52,18 @@ const (
 // Config tunes a Scheduler. The zero Config is valid: every zero field means
 // its default, and a negative value turns off what can be turned off.
 type Config struct {
-	// Default is the delay ladder for classes not in Classes. Nil or empty
-	// means DefaultLadder (30 min, 2 h, 8 h, 1 d, 7 d, 30 d). Every step
-	// must be positive and at most ten years.
-	Default []time.Duration
-	// Classes maps failure classes to their own ladders (same rules as
-	// Default; an empty ladder is an error). Nil means every class uses
-	// Default. The class ClassLeaseExpired may be given a ladder too.
-	Classes map[string][]time.Duration
+	// Default is the delay ladder for classes not in Classes, stepped by
+	// failures in a row. Nil or empty means DefaultLadder (30 min, 2 h,
+	// 8 h, 1 d, 7 d, 30 d). Every step must be positive and at most ten
+	// years.
+	Default Ladder `json:"default,omitempty"`
+	// Classes gives failure classes schedules of their own: a ladder (same
+	// rules as Default; an empty ladder is an error) and what steps it
+	// (failures in a row, or distinct sources). Nil means every class uses
+	// Default. The class ClassLeaseExpired may be given a schedule too.
+	// The daemon's configuration file decodes straight into it:
+	// {"hash_mismatch": {"ladder": ["24h", "168h", "720h"], "escalate": "sources"}}.
+	Classes map[string]ClassConfig `json:"classes,omitempty"`
 	// Jitter spreads every delay uniformly over ±Jitter of itself, so that
 	// items failing together do not come due together. Zero means
 	// DefaultJitter (±10 %); negative turns jitter off (exact ladder
@@ -149,16 +155,22 @@ func (c Config) validate() error {
 	if err := checkLadder("default", c.Default); err != nil {
 		return err
 	}
-	for class, ladder := range c.Classes {
+	for _, class := range slices.Sorted(maps.Keys(c.Classes)) {
+		cc := c.Classes[class]
 		field := "classes." + classField(class)
 		if err := checkClass(class); err != nil {
 			return invalid(field, "class name %s", err.(*InputError).Reason)
 		}
-		if len(ladder) == 0 {
-			return invalid(field, "is an empty ladder (leave the class out to use the default ladder)")
+		if len(cc.Ladder) == 0 {
+			return invalid(field+".ladder", "is empty (leave the class out to use the default ladder)")
 		}
-		if err := checkLadder(field, ladder); err != nil {
+		if err := checkLadder(field+".ladder", cc.Ladder); err != nil {
 			return err
+		}
+		switch cc.Escalate {
+		case "", ByFailures, BySources:
+		default:
+			return invalid(field+".escalate", "%q is neither %q nor %q", cc.Escalate, ByFailures, BySources)
 		}
 	}
 	if !(c.Jitter >= 0 && c.Jitter < 1) {

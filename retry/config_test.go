@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -18,9 +19,10 @@ func TestNewNamesTheBadField(t *testing.T) {
 		{Config{Default: []time.Duration{time.Minute, 0}}, "default[1]"},
 		{Config{Default: []time.Duration{-time.Second}}, "default[0]"},
 		{Config{Default: []time.Duration{11 * 365 * 24 * time.Hour}}, "default[0]"},
-		{Config{Classes: map[string][]time.Duration{"x": {}}}, `classes.x`},
-		{Config{Classes: map[string][]time.Duration{"x": {time.Second, 0}}}, `classes.x[1]`},
-		{Config{Classes: map[string][]time.Duration{"": {time.Second}}}, `classes.""`},
+		{Config{Classes: map[string]ClassConfig{"x": {}}}, `classes.x.ladder`},
+		{Config{Classes: map[string]ClassConfig{"x": {Ladder: Ladder{time.Second, 0}}}}, `classes.x.ladder[1]`},
+		{Config{Classes: map[string]ClassConfig{"": {Ladder: Ladder{time.Second}}}}, `classes.""`},
+		{Config{Classes: map[string]ClassConfig{"x": {Ladder: Ladder{time.Second}, Escalate: "peers"}}}, `classes.x.escalate`},
 		{Config{Jitter: 1}, "jitter"},
 		{Config{Jitter: math.NaN()}, "jitter"},
 		{Config{RetryShare: 1.5}, "retry_share"},
@@ -60,5 +62,33 @@ func TestZeroConfigMeansDefaults(t *testing.T) {
 	s, _ = New(nopStore{}, Config{Jitter: -0.5})
 	if s.cfg.Jitter != 0 {
 		t.Fatalf("a negative Jitter left jitter %v", s.cfg.Jitter)
+	}
+}
+
+func TestClassesDecodeFromJSON(t *testing.T) {
+	var c Config
+	err := json.Unmarshal([]byte(`{"classes":{"hash_mismatch":{"ladder":["24h","168h","720h"],"escalate":"sources"},
+		"no_peers":{"ladder":["1h","6h"]}}}`), &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm := c.Classes["hash_mismatch"]
+	if len(hm.Ladder) != 3 || hm.Ladder[2] != 720*time.Hour || hm.Escalate != BySources || c.Classes["no_peers"].Escalate != "" {
+		t.Fatalf("decoded %+v", c.Classes)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(hm)
+	if err != nil || string(b) != `{"ladder":["24h0m0s","168h0m0s","720h0m0s"],"escalate":"sources"}` {
+		t.Fatalf("marshal: %s, %v", b, err)
+	}
+	var l Ladder
+	var ie *InputError
+	if err := json.Unmarshal([]byte(`["1h","soon"]`), &l); !errors.As(err, &ie) || ie.Field != "[1]" {
+		t.Fatalf("a bad step: %v; want an InputError for [1]", err)
+	}
+	if err := json.Unmarshal([]byte(`"1h"`), &l); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("not a list: %v; want ErrInvalid", err)
 	}
 }

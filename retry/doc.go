@@ -21,9 +21,17 @@
 // default) so that items failing together do not come due together. The
 // last few failures are kept with their class and a short note.
 //
+// A failure or a sighting may name its source (a DHT node, a tracker, a
+// peer, an indexer): the item keeps the latest word from each of a few
+// sources (Item.Sources), and a class may escalate by how many distinct
+// sources reported it instead of by failures in a row
+// (ClassConfig.Escalate = BySources): a hash mismatch seen by one tracker
+// may wait a day, by three sources a month.
+//
 // Observe is the other direction: a fresh sighting of an item moves its next
 // attempt to within Config.ReactivateWithin and raises its priority, so
-// that new evidence beats old pessimism.
+// that new evidence beats old pessimism. A source that keeps reporting the
+// same item raises its priority once, not on every sighting.
 //
 // # Leases
 //

@@ -29,7 +29,7 @@ func Example() {
 	s, err := retry.New(st, retry.Config{
 		Now:     func() time.Time { return now },
 		Jitter:  -1,
-		Classes: map[string][]time.Duration{"no_peers": {time.Hour, 6 * time.Hour}},
+		Classes: map[string]retry.ClassConfig{"no_peers": {Ladder: retry.Ladder{time.Hour, 6 * time.Hour}}},
 	})
 	if err != nil {
 		panic(err)

@@ -118,6 +118,10 @@ type Item struct {
 	LastClass string `json:"last_class,omitempty"`
 	// History holds the latest failures, oldest first, at most HistoryLen.
 	History []Attempt `json:"history,omitempty"`
+	// Sources holds the latest word from each source that named itself
+	// (Observe and failed outcomes with a Source), oldest first, one entry
+	// per source and class, at most SourcesLen.
+	Sources []Evidence `json:"sources,omitempty"`
 	// Observations counts Observe calls on the item; LastSeen is the latest.
 	Observations int       `json:"observations"`
 	LastSeen     time.Time `json:"last_seen,omitzero"`
@@ -210,6 +214,9 @@ func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
 		return Item{}, fmt.Errorf("retry: item %q: %w", r.ID, err)
 	}
 	it.History = h
+	if it.Sources, err = decodeEvidence(r.Sources); err != nil {
+		return Item{}, fmt.Errorf("retry: item %q: %w", r.ID, err)
+	}
 	return it, nil
 }
 

@@ -5,15 +5,20 @@ import (
 	"time"
 )
 
-// delay is the wait after the failures-th failure in a row of class, with
-// jitter applied: the ladder step times a factor drawn uniformly from
-// [1-Jitter, 1+Jitter). Beyond the ladder's end its last step repeats.
-func (s *Scheduler) delay(class string, failures int) time.Duration {
-	ladder, ok := s.cfg.Classes[class]
-	if !ok {
-		ladder = s.cfg.Default
+// delay is the wait after a failure of class, with jitter applied: the
+// ladder step times a factor drawn uniformly from [1-Jitter, 1+Jitter).
+// The step is the failures in a row so far, or, for a class that
+// escalates by sources, the distinct sources of its evidence; beyond the
+// ladder's end its last step repeats.
+func (s *Scheduler) delay(class string, failures, sources int) time.Duration {
+	ladder, n := s.cfg.Default, failures
+	if cc, ok := s.cfg.Classes[class]; ok {
+		ladder = cc.Ladder
+		if cc.Escalate == BySources {
+			n = sources
+		}
 	}
-	step := min(max(failures, 1), len(ladder)) - 1
+	step := min(max(n, 1), len(ladder)) - 1
 	d := ladder[step]
 	if s.cfg.Jitter > 0 {
 		f := 1 + s.cfg.Jitter*(2*s.cfg.Rand()-1)

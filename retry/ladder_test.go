@@ -10,7 +10,7 @@ import (
 func TestDelayFollowsLadderAndRepeatsLastStep(t *testing.T) {
 	s, err := New(nopStore{}, Config{
 		Jitter:  -1,
-		Classes: map[string][]time.Duration{"no_peers": {time.Minute, time.Hour}},
+		Classes: map[string]ClassConfig{"no_peers": {Ladder: Ladder{time.Minute, time.Hour}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestDelayFollowsLadderAndRepeatsLastStep(t *testing.T) {
 		{"other", 0, 30 * time.Minute}, // defensive: never before the first step
 	}
 	for _, st := range steps {
-		if got := s.delay(st.class, st.failures); got != st.want {
+		if got := s.delay(st.class, st.failures, 0); got != st.want {
 			t.Errorf("delay(%s, %d) = %v, want %v", st.class, st.failures, got, st.want)
 		}
 	}
@@ -49,7 +49,7 @@ func TestJitterStaysInBandAndSpreads(t *testing.T) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	seen := map[time.Duration]bool{}
 	for range 10_000 {
-		d := s.delay("x", 1)
+		d := s.delay("x", 1, 0)
 		f := float64(d) / base
 		lo, hi = math.Min(lo, f), math.Max(hi, f)
 		seen[d] = true
@@ -63,7 +63,7 @@ func TestJitterStaysInBandAndSpreads(t *testing.T) {
 	// The extremes of the random source map to the edges of the band.
 	for _, u := range []float64{0, 0.999999} {
 		s.cfg.Rand = func() float64 { return u }
-		f := float64(s.delay("x", 1)) / base
+		f := float64(s.delay("x", 1, 0)) / base
 		if math.Abs(f-(1+0.1*(2*u-1))) > 1e-6 {
 			t.Errorf("rand %v gives factor %v", u, f)
 		}

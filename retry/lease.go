@@ -88,6 +88,11 @@ type Outcome struct {
 	// the note is cut to MaxNoteBytes.
 	Class string `json:"class,omitempty"`
 	Note  string `json:"note,omitempty"`
+	// Source names where the failure's evidence came from — a tracker, a
+	// DHT node, an indexer (OpFail only; optional, at most MaxSourceBytes).
+	// The item keeps it among its Sources, and a class that escalates by
+	// sources takes its step from them.
+	Source string `json:"source,omitempty"`
 	// Extend is the new lease length from now (OpExtend only).
 	Extend time.Duration `json:"extend,omitempty"`
 }
@@ -100,7 +105,9 @@ func (s *Scheduler) Succeed(ctx context.Context, ref LeaseRef) error {
 
 // Fail records a failure of class with a short note and schedules the next
 // attempt on the class's ladder (Config.Default for classes without one of
-// their own), at the step given by the failures in a row so far.
+// their own), at the step given by the failures in a row so far (or by
+// the distinct sources of a class that escalates by sources). To name the
+// failure's source, settle it with an Outcome whose Source is set.
 func (s *Scheduler) Fail(ctx context.Context, ref LeaseRef, class, note string) error {
 	return s.settleOne(ctx, Outcome{Lease: ref, Op: OpFail, Class: class, Note: note})
 }
@@ -198,6 +205,9 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 			err := checkClass(o.Class)
 			if err == nil {
 				err = checkNote(o.Note)
+			}
+			if err == nil {
+				err = checkSource(o.Source)
 			}
 			switch {
 			case err == nil:
@@ -315,11 +325,19 @@ func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now ti
 		if err != nil {
 			return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
 		}
+		es, err := decodeEvidence(r.Sources)
+		if err != nil {
+			return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
+		}
+		if o.Source != "" {
+			es = noteEvidence(es, Evidence{Source: o.Source, At: now, Class: class})
+			r.Sources = encodeEvidence(es)
+		}
 		r.Failures++
 		r.LastClass = class
 		r.History = encodeHistory(appendHistory(h, Attempt{At: now, Class: class, Note: clipNote(o.Note)}))
 		r.State = Scheduled
-		r.NextAt = now.Add(s.delay(class, r.Failures))
+		r.NextAt = now.Add(s.delay(class, r.Failures, distinctSources(es, class)))
 	case OpRelease:
 		r.Attempts = max(r.Attempts-1, 0)
 		if r.Attempts == 0 {
@@ -362,7 +380,11 @@ func (s *Scheduler) applyExpiry(r *StoreRecord, now time.Time) (bool, error) {
 		Note:  fmt.Sprintf("lease ran out %d times in a row", r.Expiries+1),
 	}))
 	r.State = Scheduled
-	r.NextAt = now.Add(s.delay(ClassLeaseExpired, r.Failures))
+	es, err := decodeEvidence(r.Sources)
+	if err != nil {
+		return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
+	}
+	r.NextAt = now.Add(s.delay(ClassLeaseExpired, r.Failures, distinctSources(es, ClassLeaseExpired)))
 	r.Expiries = 0
 	r.Worker = ""
 	r.SettledGen = r.LeaseGen

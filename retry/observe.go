@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,6 +20,13 @@ type ObserveParams struct {
 	AddIfMissing bool   `json:"add_if_missing,omitempty"`
 	Priority     int    `json:"priority,omitempty"`
 	Payload      []byte `json:"payload,omitempty"`
+	// Source names who saw the item — a DHT node, a tracker, a peer, an
+	// indexer; optional, at most MaxSourceBytes. The item keeps the
+	// sighting among its Sources, and only a source's first sighting (while
+	// the item remembers it) raises the priority: one source repeating
+	// itself pulls the item forward but does not push it up without bound.
+	// Without a source every sighting raises the priority.
+	Source string `json:"source,omitempty"`
 }
 
 // Observe records fresh evidence that the item may now succeed — it was
@@ -66,6 +74,9 @@ func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObservePara
 	if err := checkPayload(p.Payload); err != nil {
 		return nil, err
 	}
+	if err := checkSource(p.Source); err != nil {
+		return nil, err
+	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -78,20 +89,29 @@ func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObservePara
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	now := s.now()
-	sr, err := s.store.RetryObserve(ctx, StoreObserveParams{
-		Now:          now,
-		IDs:          sorted,
-		Boost:        boost,
-		MaxPriority:  s.cfg.ObserveMaxPriority,
-		PullTo:       now.Add(s.cfg.ReactivateWithin),
-		AddIfMissing: p.AddIfMissing,
-		Priority:     p.Priority,
-		Payload:      p.Payload,
-	})
-	if err != nil {
-		return nil, err
+	pullTo := now.Add(s.cfg.ReactivateWithin)
+	var res []ObserveResult
+	if p.Source != "" {
+		var err error
+		if res, err = s.observeFrom(ctx, sorted, p, boost, now, pullTo); err != nil {
+			return nil, err
+		}
+	} else {
+		sr, err := s.store.RetryObserve(ctx, StoreObserveParams{
+			Now:          now,
+			IDs:          sorted,
+			Boost:        boost,
+			MaxPriority:  s.cfg.ObserveMaxPriority,
+			PullTo:       pullTo,
+			AddIfMissing: p.AddIfMissing,
+			Priority:     p.Priority,
+			Payload:      p.Payload,
+		})
+		if err != nil {
+			return nil, err
+		}
+		res = sr.Results
 	}
-	res := sr.Results
 	if len(res) != len(sorted) {
 		return nil, fmt.Errorf("retry: store answered %d of %d observations", len(res), len(sorted))
 	}
@@ -108,4 +128,67 @@ func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObservePara
 		out[i] = byID[id]
 	}
 	return out, nil
+}
+
+// observeFrom records sightings that name their source through the
+// general update path, since what they change depends on the evidence the
+// item already holds.
+func (s *Scheduler) observeFrom(ctx context.Context, ids []string, p ObserveParams, boost int, now, pullTo time.Time) ([]ObserveResult, error) {
+	up := StoreUpdateParams{
+		Now: now,
+		IDs: ids,
+		Apply: func(_ int, r *StoreRecord) (bool, error) {
+			return s.applyObserve(r, p.Source, boost, now, pullTo)
+		},
+	}
+	if p.AddIfMissing {
+		up.AddMissing = &NewItem{Priority: p.Priority, Payload: p.Payload}
+	}
+	res := make([]ObserveResult, len(ids))
+	apply := up.Apply
+	up.Apply = func(i int, r *StoreRecord) (bool, error) {
+		changed, err := apply(i, r)
+		if err == nil {
+			res[i] = ObserveResult{ID: r.ID, Added: r.Inserted, State: r.State, Priority: r.Priority, NextAt: r.NextAt}
+		}
+		return changed, err
+	}
+	ur, err := s.store.RetryUpdate(ctx, up)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range ur.Errs {
+		switch {
+		case e == nil:
+		case errors.Is(e, ErrNotFound):
+			res[i] = ObserveResult{ID: ids[i], Unknown: true}
+		default:
+			return nil, e
+		}
+	}
+	return res, nil
+}
+
+// applyObserve records one sighting from source: the evidence entry, the
+// count and time, and for a waiting item the pull forward and — on the
+// source's first sighting that the item remembers — the boost.
+func (s *Scheduler) applyObserve(r *StoreRecord, source string, boost int, now, pullTo time.Time) (bool, error) {
+	es, err := decodeEvidence(r.Sources)
+	if err != nil {
+		return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
+	}
+	fresh := !hasEvidence(es, source, "")
+	r.Sources = encodeEvidence(noteEvidence(es, Evidence{Source: source, At: now}))
+	r.Observations++
+	r.LastSeen = now
+	r.UpdatedAt = now
+	if r.State == Pending || r.State == Scheduled {
+		if fresh && !r.Inserted {
+			r.Priority = max(r.Priority, min(r.Priority+boost, s.cfg.ObserveMaxPriority))
+		}
+		if r.NextAt.After(pullTo) {
+			r.NextAt = pullTo
+		}
+	}
+	return true, nil
 }

@@ -143,6 +143,11 @@ type StoreUpdateParams struct {
 	// IDs may repeat; Apply then sees the same record again, with the
 	// earlier changes in it.
 	IDs []string
+	// AddMissing, when set, makes the store insert every id of IDs it does
+	// not hold, before Apply, as a pending item due at Now (ready) with
+	// AddMissing's Priority and Payload, or find it if another writer
+	// inserted it meanwhile; Apply then sees it with Inserted set.
+	AddMissing *NewItem
 	// Apply is called once per entry of IDs whose item exists, in order,
 	// inside the store's transaction, with the item's record locked. It
 	// changes r in place and reports whether it did; a non-nil error is
@@ -179,8 +184,8 @@ type StoreSucceedResult struct {
 
 // StoreRecord is an item as stored. RetryUpdate loads every field and,
 // when Apply reports a change, writes back every field except ID and
-// CreatedAt, setting the ready mark from Ready(now). History is opaque to
-// a store: it keeps the bytes as they are.
+// CreatedAt, setting the ready mark from Ready(now). History and Sources
+// are opaque to a store: it keeps the bytes as they are.
 type StoreRecord struct {
 	ID        string
 	Priority  int
@@ -191,6 +196,7 @@ type StoreRecord struct {
 	Expiries  int
 	LastClass string
 	History   []byte
+	Sources   []byte
 	Worker    string
 	// LeaseGen is the generation of the latest lease granted on the item,
 	// and LeaseKey its token.
@@ -204,6 +210,9 @@ type StoreRecord struct {
 	LastSeen     time.Time
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// Inserted is set on records the store inserted for
+	// StoreUpdateParams.AddMissing in this transaction; it is not stored.
+	Inserted bool
 }
 
 // Ready reports whether the record belongs in the claim index at now.

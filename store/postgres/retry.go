@@ -158,16 +158,16 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 }
 
 const retryRecordColumns = `id, priority, state, next_at, attempts, fails, expiries,
-	coalesce(last_class, ''), history, coalesce(worker, ''),
+	coalesce(last_class, ''), history, sources, coalesce(worker, ''),
 	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at`
 
 func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	r := &retry.StoreRecord{}
 	var state, expiries, op int16
 	var nextAt, lastSeen *time.Time
-	var history *string
+	var history, sources *string
 	if err := row.Scan(append([]any{&r.ID, &r.Priority, &state, &nextAt, &r.Attempts, &r.Failures, &expiries,
-		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &op,
+		&r.LastClass, &history, &sources, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &op,
 		&r.Observations, &lastSeen, &r.CreatedAt, &r.UpdatedAt}, extra...)...); err != nil {
 		return nil, err
 	}
@@ -180,6 +180,9 @@ func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	}
 	if history != nil {
 		r.History = []byte(*history)
+	}
+	if sources != nil {
+		r.Sources = []byte(*sources)
 	}
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return r, nil
@@ -198,6 +201,30 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	var errs []error
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		errs = make([]error, len(q.IDs))
+		inserted := map[string]bool{}
+		if a := q.AddMissing; a != nil {
+			// Sorted ids: concurrent inserts of the same ids wait for
+			// each other in one order. An id another transaction is
+			// inserting is waited for, then found.
+			var payload []byte
+			if len(a.Payload) > 0 {
+				payload = a.Payload
+			}
+			rows, err := tx.Query(ctx, `INSERT INTO retry_items
+					(id, priority, state, ready, next_at, created_at, updated_at, payload)
+				SELECT u.id, $2, 0, true, $3, $3, $3, $4 FROM unnest($1::text[]) AS u(id) ORDER BY u.id
+				ON CONFLICT (id) DO NOTHING RETURNING id`, distinct, int32(a.Priority), q.Now, payload)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				inserted[id] = true
+			}
+		}
 		rows, err := tx.Query(ctx, `SELECT `+retryRecordColumns+` FROM retry_items
 			WHERE id = ANY($1) ORDER BY id FOR UPDATE`, distinct)
 		if err != nil {
@@ -209,6 +236,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		}
 		byID := make(map[string]*retry.StoreRecord, len(recs))
 		for _, r := range recs {
+			r.Inserted = inserted[r.ID]
 			byID[r.ID] = r
 		}
 		dirty := make(map[string]bool, len(recs))
@@ -230,7 +258,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		}
 		var (
 			ids, classes, histories, workers []*string
-			keys                             []*string
+			keys, srcs                       []*string
 			prios, attempts, fails, seen     []int32
 			states, expiries, ops            []int16
 			readies                          []bool
@@ -255,6 +283,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			workers = append(workers, retryText(r.Worker))
 			gens = append(gens, r.LeaseGen)
 			keys = append(keys, retryText(r.LeaseKey))
+			srcs = append(srcs, retryText(string(r.Sources)))
 			settled = append(settled, r.SettledGen)
 			ops = append(ops, int16(r.SettledOp))
 			seen = append(seen, int32(r.Observations))
@@ -265,15 +294,15 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				next_at = u.next_at, attempts = u.attempts, fails = u.fails, expiries = u.expiries,
 				last_class = u.last_class, history = u.history, worker = u.worker, lease_gen = u.lease_gen,
 				settled_gen = u.settled_gen, settled_op = u.settled_op, observations = u.observations,
-				last_seen = u.last_seen, updated_at = u.updated_at, lease_key = u.lease_key
+				last_seen = u.last_seen, updated_at = u.updated_at, lease_key = u.lease_key, sources = u.sources
 			FROM unnest($1::text[], $2::int[], $3::smallint[], $4::boolean[], $5::timestamptz[], $6::int[],
 				$7::int[], $8::smallint[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
-				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[], $18::text[])
+				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[])
 				AS u(id, priority, state, ready, next_at, attempts, fails, expiries, last_class, history, worker,
-				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at, lease_key)
+				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at, lease_key, sources)
 			WHERE t.id = u.id AND t.id = ANY ($1)`,
 			ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
-			gens, settled, ops, seen, lastSeen, updated, keys)
+			gens, settled, ops, seen, lastSeen, updated, keys, srcs)
 		return err
 	})
 	if err != nil {

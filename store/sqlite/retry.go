@@ -213,7 +213,7 @@ func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit,
 }
 
 const retryRecordColumns = `rid, id, priority, state, next_at, attempts, fails, expiries,
-	coalesce(last_class, ''), history, coalesce(worker, ''),
+	coalesce(last_class, ''), history, sources, coalesce(worker, ''),
 	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at`
 
 type retryRow struct {
@@ -224,11 +224,11 @@ type retryRow struct {
 
 func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow, extra ...any) error {
 	var nextAt, lastSeen sql.NullInt64
-	var history sql.NullString
+	var history, sources sql.NullString
 	var created, updated int64
 	r := &row.rec
 	if err := sc.Scan(append([]any{&row.rid, &r.ID, &r.Priority, &r.State, &nextAt, &r.Attempts, &r.Failures, &r.Expiries,
-		&r.LastClass, &history, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &r.SettledOp,
+		&r.LastClass, &history, &sources, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &r.SettledOp,
 		&r.Observations, &lastSeen, &created, &updated}, extra...)...); err != nil {
 		return err
 	}
@@ -238,6 +238,9 @@ func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow, extra ..
 	if history.Valid {
 		r.History = []byte(history.String)
 	}
+	if sources.Valid {
+		r.Sources = []byte(sources.String)
+	}
 	return nil
 }
 
@@ -246,7 +249,8 @@ const (
 		WHERE id IN (SELECT value FROM json_each(?))`
 	retryWriteSQL = `UPDATE retry_items SET priority = ?, state = ?, ready = ?, next_at = ?,
 		attempts = ?, fails = ?, expiries = ?, last_class = ?, history = ?, worker = ?,
-		lease_gen = ?, lease_key = ?, settled_gen = ?, settled_op = ?, observations = ?, last_seen = ?, updated_at = ?
+		lease_gen = ?, lease_key = ?, settled_gen = ?, settled_op = ?, observations = ?, last_seen = ?, updated_at = ?,
+		sources = ?
 		WHERE rid = ?`
 )
 
@@ -255,13 +259,33 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	var errs []error
 	// waiting is whether a written record waits for a claim again.
 	var waiting bool
-	st, err := s.stmts(ctx, retryLoadSQL, retryWriteSQL)
+	st, err := s.stmts(ctx, retryLoadSQL, retryWriteSQL, retryInsertSQL)
 	if err != nil {
 		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
 	}
 	list, _ := json.Marshal(q.IDs)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		errs = make([]error, len(q.IDs))
+		waiting = false
+		inserted := map[string]bool{}
+		if a := q.AddMissing; a != nil {
+			ins, now := tx.StmtContext(ctx, st[2]), micros(q.Now)
+			for _, id := range q.IDs {
+				if inserted[id] {
+					continue
+				}
+				r, err := ins.ExecContext(ctx, id, a.Priority, 1, now, now, now, retryBlob(a.Payload))
+				if err != nil {
+					return err
+				}
+				if n, err := r.RowsAffected(); err != nil {
+					return err
+				} else if n == 1 {
+					inserted[id] = true
+					waiting = true
+				}
+			}
+		}
 		rows, err := tx.StmtContext(ctx, st[0]).QueryContext(ctx, string(list))
 		if err != nil {
 			return err
@@ -274,6 +298,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				rows.Close()
 				return err
 			}
+			row.rec.Inserted = inserted[row.rec.ID]
 			loaded[row.rec.ID] = row
 			order = append(order, row)
 		}
@@ -294,7 +319,6 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			row.dirty = row.dirty || changed
 		}
 		up := tx.StmtContext(ctx, st[1])
-		waiting = false
 		for _, row := range order {
 			if !row.dirty {
 				continue
@@ -304,7 +328,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), retryTime(r.NextAt),
 				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryText(string(r.History)),
 				retryText(r.Worker), r.LeaseGen, retryText(r.LeaseKey), r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
-				micros(r.UpdatedAt), row.rid); err != nil {
+				micros(r.UpdatedAt), retryText(string(r.Sources)), row.rid); err != nil {
 				return err
 			}
 		}

@@ -182,7 +182,7 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		t.Parallel()
 		e := newRetryEnv(t, newHarness, retry.Config{
 			Jitter:  -1,
-			Classes: map[string][]time.Duration{"no_peers": {time.Minute, 5 * time.Minute}},
+			Classes: map[string]retry.ClassConfig{"no_peers": {Ladder: retry.Ladder{time.Minute, 5 * time.Minute}}},
 		})
 		mustAdd(t, e.s, retry.NewItem{ID: "x"})
 		steps := []struct {
@@ -715,6 +715,80 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		// The refused lease is intact: the worker may send a good class.
 		if err := e.s.Fail(ctx(t), ls[1].Ref(), "no_peers", ""); err != nil {
 			t.Fatalf("Fail after the refused outcome: %v", err)
+		}
+	})
+
+	t.Run("a class escalates by distinct sources", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1, Classes: map[string]retry.ClassConfig{
+			"hash_mismatch": {Ladder: retry.Ladder{24 * time.Hour, 7 * 24 * time.Hour, 30 * 24 * time.Hour}, Escalate: retry.BySources},
+		}})
+		mustAdd(t, e.s, retry.NewItem{ID: "h"})
+		steps := []struct {
+			source string
+			wait   time.Duration
+		}{
+			{"tracker-a", 24 * time.Hour},
+			{"tracker-a", 24 * time.Hour},
+			{"peer-b", 7 * 24 * time.Hour},
+			{"tracker-a", 7 * 24 * time.Hour},
+			{"dht-c", 30 * 24 * time.Hour},
+			{"dht-d", 30 * 24 * time.Hour},
+		}
+		for i, st := range steps {
+			ls := mustClaim(t, e.s, 1, lease)
+			if len(ls) != 1 {
+				t.Fatalf("step %d: nothing claimed", i)
+			}
+			errs, err := e.s.Settle(ctx(t), []retry.Outcome{{Lease: ls[0].Ref(), Op: retry.OpFail, Class: "hash_mismatch", Source: st.source}})
+			if err != nil || errs[0] != nil {
+				t.Fatalf("step %d: %v %v", i, errs, err)
+			}
+			if it := mustGet(t, e.s, "h"); !it.NextAt.Equal(e.clock.Now().Add(st.wait)) {
+				t.Fatalf("step %d (%s): due in %v, want %v", i, st.source, it.NextAt.Sub(e.clock.Now()), st.wait)
+			}
+			e.clock.Advance(st.wait)
+		}
+		it := mustGet(t, e.s, "h")
+		if len(it.Sources) != 4 || it.Sources[3].Source != "dht-d" || it.Sources[3].Class != "hash_mismatch" || it.Failures != 6 {
+			t.Fatalf("kept sources %+v", it.Sources)
+		}
+	})
+
+	t.Run("sightings name their source and raise priority once each", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
+		mustAdd(t, e.s, retry.NewItem{ID: "d", NotBefore: e.clock.Now().Add(24 * time.Hour)})
+		for i, st := range []struct {
+			source   string
+			priority int
+		}{{"dht-1", 1}, {"dht-1", 1}, {"dht-2", 2}, {"dht-1", 2}} {
+			e.clock.Advance(time.Minute)
+			res, err := e.s.Observe(ctx(t), "d", retry.ObserveParams{Source: st.source})
+			if err != nil || res.Priority != st.priority || res.Added || res.State != retry.Pending {
+				t.Fatalf("sighting %d from %s: %+v, %v; want priority %d", i, st.source, res, err, st.priority)
+			}
+		}
+		it := mustGet(t, e.s, "d")
+		if it.Observations != 4 || len(it.Sources) != 2 || it.Sources[1].Source != "dht-1" || !it.Sources[1].At.Equal(e.clock.Now()) ||
+			!it.NextAt.Before(e.clock.Now().Add(10*time.Minute)) {
+			t.Fatalf("after the sightings: %+v", it)
+		}
+		res, err := e.s.ObserveMany(ctx(t), []string{"new", "d"}, retry.ObserveParams{Source: "dht-3", AddIfMissing: true, Priority: 4})
+		if err != nil || !res[0].Added || res[0].Priority != 4 || res[0].State != retry.Pending || res[1].Added || res[1].Priority != 3 {
+			t.Fatalf("ObserveMany with a source: %+v, %v", res, err)
+		}
+		if n := mustGet(t, e.s, "new"); n.Observations != 1 || len(n.Sources) != 1 || !n.NextAt.Equal(e.clock.Now()) {
+			t.Fatalf("added by a sighting: %+v", n)
+		}
+		if res, err := e.s.ObserveMany(ctx(t), []string{"ghost"}, retry.ObserveParams{Source: "dht-3"}); err != nil || !res[0].Unknown {
+			t.Fatalf("an unknown id with a source: %+v, %v", res, err)
+		}
+		if _, err := e.s.Observe(ctx(t), "d", retry.ObserveParams{Source: "bad\x00"}); !errors.Is(err, retry.ErrInvalid) {
+			t.Fatalf("a source with a NUL: %v, want ErrInvalid", err)
+		}
+		if st, err := e.s.Stats(ctx(t)); err != nil || st.Total != 2 {
+			t.Fatalf("stats: %+v, %v", st, err)
 		}
 	})
 
