@@ -17,6 +17,7 @@ type options struct {
 	rounds   int
 	policies []fleet.Policy
 	outage   bool     // run the long-outage phase too
+	downFor  int64    // its outage, in T
 	caps     []int64  // growth caps (×T) the long-outage phase compares
 	args     []string // as given, for the report
 }
@@ -34,7 +35,8 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		mix      = fs.String("mix", "", "hosts per kind, e.g. healthy=14,dead=2,refused=2,flapping=6,slow=3,5xx=3 (default that)")
 		policies = fs.String("policies", "", "comma-separated policies to run (default all; oracle is always run)")
 		outage   = fs.Bool("long-outage", false, "also run the long-outage phase: one host down for 30 T while asked for, then up for 10 T")
-		caps     = fs.String("caps", "4,8,16", "growth caps (MaxOpenFor in T) the long-outage phase compares")
+		caps     = fs.String("caps", "2,4,8", "growth caps (MaxOpenFor in T) the long-outage phase compares")
+		downFor  = fs.Int64("outage-for", 30, "the long-outage phase's outage in T; the host then stays up a third as long")
 	)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -58,6 +60,10 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		return options{}, err
 	}
 	opts.outage = *outage
+	if *downFor < 3 || *downFor > 1000 {
+		return options{}, fmt.Errorf("fleetsim: -outage-for %d, want 3..1000", *downFor)
+	}
+	opts.downFor = *downFor
 	for part := range strings.SplitSeq(*caps, ",") {
 		n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
 		if err != nil || n < 1 || n > 1000 {

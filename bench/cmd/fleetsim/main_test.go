@@ -13,7 +13,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRunPrintsOneRowPerPolicy(t *testing.T) {
 	var out, log bytes.Buffer
-	args := []string{"-rounds", "1", "-workers", "2", "-sessions", "2", "-timeout", "30ms", "-mix", "healthy=2,dead=1,5xx=1", "-policies", "none,hostguard", "-long-outage", "-caps", "4"}
+	args := []string{"-rounds", "1", "-workers", "2", "-sessions", "2", "-timeout", "30ms", "-mix", "healthy=2,dead=1,5xx=1", "-policies", "none,hostguard", "-long-outage", "-caps", "4", "-outage-for", "3"}
 	if err := run(context.Background(), args, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -40,6 +40,8 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		{[]string{"-rounds", "0"}, "-rounds 0"},
 		{[]string{"-workers", "0", "-timeout", "1ms"}, "Timeout"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"-caps", "0"}, "-caps"},
+		{[]string{"-outage-for", "1"}, "-outage-for 1"},
 	} {
 		var out, log bytes.Buffer
 		err := run(context.Background(), c.args, &out, &log)

@@ -80,14 +80,14 @@ func report(w io.Writer, opts options, s *sims) error {
 		fmt.Fprintf(&b, "- `%s`: %s\n", pol.Name, pol.Note)
 	}
 	if len(s.outages) > 0 {
-		writeOutages(&b, s.outages, t)
+		writeOutages(&b, s.outages, t, opts.downFor)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeOutages(b *strings.Builder, rows []outageRow, t time.Duration) {
-	b.WriteString("\nLong outage: one host down for 30 T from the start, then up for 10 T; one worker sends a fan-out of 3 requests every T/4, waiting for each. One run per row.\n\n")
+func writeOutages(b *strings.Builder, rows []outageRow, t time.Duration, downFor int64) {
+	fmt.Fprintf(b, "\nLong outage: one host down for %d T from the start, then up for %d T; one worker sends a fan-out of 3 requests every T/4, waiting for each. One run per row.\n\n", downFor, downFor/3)
 	b.WriteString("| host while down | policy | probes sent | workload requests sent while down | worker-s blocked while down | time to notice recovery (×T) | refused after recovery |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {

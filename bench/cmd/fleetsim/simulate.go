@@ -43,7 +43,9 @@ func outagePolicies(caps []int64) []fleet.Policy {
 func simulateOutage(ctx context.Context, opts options, out *sims, log io.Writer) error {
 	for _, hang := range []bool{true, false} {
 		for _, pol := range outagePolicies(opts.caps) {
-			res, err := fleet.RunLongOutage(ctx, fleet.LongOutage{Timeout: opts.cfg.Timeout, Hang: hang}, pol)
+			t := opts.cfg.Timeout
+			down := time.Duration(opts.downFor) * t
+			res, err := fleet.RunLongOutage(ctx, fleet.LongOutage{Timeout: t, Down: down, After: down / 3, Hang: hang}, pol)
 			if err != nil {
 				return err
 			}
