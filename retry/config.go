@@ -29,6 +29,7 @@ const (
 	DefaultObserveMaxPriority = 10
 	DefaultExpiriesPerFailure = 3
 	DefaultClaimPoll          = 2 * time.Second
+	DefaultKeepDone           = 30 * 24 * time.Hour
 )
 
 // ClassLeaseExpired is the failure class recorded when an item's lease runs
@@ -98,6 +99,12 @@ type Config struct {
 	// negative turns the poll off (a waiting claim then ends early only
 	// when woken, or when an item comes due by time).
 	ClaimPoll time.Duration
+	// KeepDone is how long a done item is kept after its last change (its
+	// success, or a later sighting) before Scheduler.Prune deletes it. A
+	// kept done item is what makes Add of the same id a no-op; once pruned,
+	// the id can be added as new work. Zero means DefaultKeepDone (30
+	// days); negative keeps done items for ever (Prune deletes nothing).
+	KeepDone time.Duration
 	// Now is the clock for every time decision. Nil means time.Now.
 	Now func() time.Time
 	// Rand returns uniform numbers in [0, 1) for jitter and for rounding
@@ -130,6 +137,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ExpiriesPerFailure == 0 {
 		c.ExpiriesPerFailure = DefaultExpiriesPerFailure
+	}
+	if c.KeepDone == 0 {
+		c.KeepDone = DefaultKeepDone
 	}
 	if c.ClaimPoll == 0 {
 		c.ClaimPoll = DefaultClaimPoll
@@ -193,6 +203,9 @@ func (c Config) validate() error {
 	}
 	if err := checkPriority("observe_max_priority", c.ObserveMaxPriority); err != nil {
 		return err
+	}
+	if c.KeepDone > maxKeepDone {
+		return invalid("keep_done", "%v is more than a hundred years", c.KeepDone)
 	}
 	if c.ExpiriesPerFailure < 0 {
 		return invalid("expiries_per_failure", "%d is negative", c.ExpiriesPerFailure)

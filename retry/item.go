@@ -173,6 +173,11 @@ type Stats struct {
 	// OldestDueLag is how long the longest-waiting due item has been due;
 	// zero when nothing is due. A growing lag means workers fall behind.
 	OldestDueLag time.Duration `json:"-"`
+	// Pruned counts the done items retention (Scheduler.Prune) has
+	// deleted, ever, on every node sharing the store: a counter for
+	// metrics. PrunedAt is when it last deleted any; zero if never.
+	Pruned   int64     `json:"pruned"`
+	PrunedAt time.Time `json:"pruned_at,omitzero"`
 }
 
 // MarshalJSON adds the lag in seconds, the unit people read dashboards in.
@@ -240,5 +245,6 @@ func statsFrom(res StoreStatsResult, now time.Time) Stats {
 	if !res.OldestDue.IsZero() {
 		st.OldestDueLag = max(now.Sub(res.OldestDue), 0)
 	}
+	st.Pruned, st.PrunedAt = res.Pruned, res.PrunedAt
 	return st
 }

@@ -50,6 +50,23 @@ type Store interface {
 	// RetryNextDue says when the earliest item that is not ready yet
 	// (future work, a lease) comes due.
 	RetryNextDue(ctx context.Context, p StoreNextDueParams) (StoreNextDueResult, error)
+	// RetryPrune deletes up to p.Limit done items last changed before
+	// p.Before, oldest first, and adds how many to the store's retention
+	// counter (with p.Now as its time), in one transaction. It never
+	// deletes an item in any other state.
+	RetryPrune(ctx context.Context, p StorePruneParams) (StorePruneResult, error)
+}
+
+// StorePruneParams is the input of Store.RetryPrune.
+type StorePruneParams struct {
+	Now    time.Time
+	Before time.Time
+	Limit  int
+}
+
+// StorePruneResult is the output of Store.RetryPrune.
+type StorePruneResult struct {
+	Deleted int
 }
 
 // StoreNextDueParams is the input of Store.RetryNextDue.
@@ -275,6 +292,10 @@ type StoreStatsResult struct {
 	DueNow int
 	// OldestDue is the earliest next_at among them; zero if none.
 	OldestDue time.Time
+	// Pruned is the retention counter: done items RetryPrune deleted, in
+	// total, and when it last deleted any (zero if never).
+	Pruned   int64
+	PrunedAt time.Time
 }
 
 // StoreCount is one item counter.

@@ -47,8 +47,8 @@ func (s *Server) lead(ctx context.Context) error {
 }
 
 // maintain prunes what the stores would otherwise keep forever: budget
-// usage older than the budget's KeepDays, and evidence rows beyond the
-// book's cap (writes trim a few; this catches up after the cap was
+// usage older than the budget's KeepDays, retry items done longer than
+// the scheduler's KeepDone, and evidence rows beyond the book's cap (writes trim a few; this catches up after the cap was
 // lowered).
 func (s *Server) maintain(ctx context.Context) {
 	t := time.NewTimer(min(firstMaintenance, s.cfg.MaintainEvery))
@@ -70,6 +70,13 @@ func (s *Server) maintainOnce(ctx context.Context) {
 		s.metrics.pruned.WithLabelValues("budget").Add(float64(n))
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("server: pruning old budget usage failed", "err", err)
+		}
+	}
+	if r := s.cfg.Retry; r != nil {
+		n, err := r.Prune(ctx)
+		s.metrics.pruned.WithLabelValues("retry").Add(float64(n))
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("server: pruning done retry items failed", "err", err)
 		}
 	}
 	if e := s.cfg.Evidence; e != nil {

@@ -480,6 +480,13 @@ func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry
 				res.OldestDue = min.UTC()
 			}
 		}
+		var prunedAt *time.Time
+		if err := tx.QueryRow(ctx, `SELECT n, last_at FROM retry_pruned WHERE one = 0`).Scan(&res.Pruned, &prunedAt); err != nil {
+			return err
+		}
+		if prunedAt != nil {
+			res.PrunedAt = prunedAt.UTC()
+		}
 		return nil
 	})
 	if err != nil {

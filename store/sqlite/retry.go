@@ -506,6 +506,11 @@ func (s *Store) retryStats(ctx context.Context, now int64) (retry.StoreStatsResu
 	if oldest != 0 {
 		res.OldestDue = fromMicros(oldest)
 	}
+	var prunedAt sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT n, last_at FROM retry_pruned WHERE one = 0`).Scan(&res.Pruned, &prunedAt); err != nil {
+		return res, err
+	}
+	res.PrunedAt = fromMicros(prunedAt.Int64)
 	return res, nil
 }
 

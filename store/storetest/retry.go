@@ -792,6 +792,95 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		}
 	})
 
+	t.Run("retention deletes old done items and nothing else", func(t *testing.T) {
+		t.Parallel()
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1, KeepDone: 30 * 24 * time.Hour})
+		day := 24 * time.Hour
+		// Forty days ago: one item each left pending, scheduled after a
+		// failure, leased (its lease long run out), and done.
+		mustAdd(t, e.s, ids("old", 4)...)
+		ls := mustClaim(t, e.s, 3, lease)
+		if err := e.s.Fail(ctx(t), ls[0].Ref(), "not_found", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.Succeed(ctx(t), ls[1].Ref()); err != nil {
+			t.Fatal(err)
+		}
+		// ls[2] stays leased; old003 stays pending.
+		// Far in the future, so that the failed item waits unclaimed.
+		if _, err := e.s.Add(ctx(t), retry.NewItem{ID: "later", NotBefore: e.clock.Now().Add(365 * day)}); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(39 * day)
+		mustAdd(t, e.s, retry.NewItem{ID: "recent", Priority: 9})
+		r := mustClaim(t, e.s, 1, lease)
+		if len(r) != 1 || r[0].ID != "recent" {
+			t.Fatalf("claimed %v, want [recent]", leaseIDs(r))
+		}
+		for _, l := range r {
+			if err := e.s.Succeed(ctx(t), l.Ref()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.clock.Advance(day)
+		before := map[string]retry.Item{}
+		for _, id := range []string{"old000", "old002", "old003", "later"} {
+			before[id] = mustGet(t, e.s, id)
+		}
+		n, err := e.s.Prune(ctx(t))
+		if err != nil || n != 1 {
+			t.Fatalf("Prune: %d, %v; want the one old done item", n, err)
+		}
+		if _, err := e.s.Get(ctx(t), ls[1].ID); !errors.Is(err, retry.ErrNotFound) {
+			t.Fatalf("the old done item is still there: %v", err)
+		}
+		for id, want := range before {
+			if got := mustGet(t, e.s, id); got.State != want.State || !got.UpdatedAt.Equal(want.UpdatedAt) {
+				t.Errorf("%s: %v changed to %v by retention", id, want.State, got.State)
+			}
+		}
+		for _, l := range r {
+			if it := mustGet(t, e.s, l.ID); it.State != retry.Done {
+				t.Errorf("%s done a day ago: %v", l.ID, it.State)
+			}
+		}
+		st, err := e.s.Stats(ctx(t))
+		if err != nil || st.Pruned != 1 || !st.PrunedAt.Equal(e.clock.Now()) || st.Total != 5 {
+			t.Fatalf("stats after retention: %+v, %v; want 1 pruned now, 5 items left", st, err)
+		}
+		if n, err := e.s.Prune(ctx(t)); err != nil || n != 0 {
+			t.Fatalf("second Prune: %d, %v", n, err)
+		}
+		// Everything done, more than a batch of it.
+		const many = 2500
+		mustAdd(t, e.s, ids("bulk", many)...)
+		for {
+			ls := mustClaim(t, e.s, retry.MaxClaim, lease)
+			if len(ls) == 0 {
+				break
+			}
+			out := make([]retry.Outcome, len(ls))
+			for i, l := range ls {
+				out[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpSucceed}
+			}
+			if _, err := e.s.Settle(ctx(t), out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.clock.Advance(31 * day)
+		n, err = e.s.Prune(ctx(t))
+		if st, _ := e.s.Stats(ctx(t)); err != nil || n < many || st.ByState["done"] != 0 || st.Pruned != int64(1+n) {
+			t.Fatalf("bulk Prune: %d, %v; stats %+v", n, err, st)
+		}
+		off, err := retry.New(e.h.Open(t).(retry.Store), retry.Config{KeepDone: -1, Now: e.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := off.Prune(ctx(t)); n != 0 || err != nil {
+			t.Fatalf("Prune with retention off: %d, %v", n, err)
+		}
+	})
+
 	t.Run("state survives reopening", func(t *testing.T) {
 		t.Parallel()
 		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
