@@ -987,6 +987,11 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		}
 	})
 
+	t.Run("claims are served by the partial indexes at 100 000 items", func(t *testing.T) {
+		t.Parallel()
+		testRetryPlan(t, newHarness)
+	})
+
 	t.Run("concurrent workers on two handles never share a lease", func(t *testing.T) {
 		t.Parallel()
 		testRetryConcurrent(t, newHarness)
@@ -1226,4 +1231,52 @@ func BenchRetryCycle(b *testing.B, s *retry.Scheduler, addDue func(int), batch i
 		}
 		done += len(ls)
 	}
+}
+
+// retryPlanner is what a store offers to show how it serves a claim.
+type retryPlanner interface {
+	RetryClaimPlan(ctx context.Context, n int) (string, error)
+}
+
+// testRetryPlan fills a store with 100 000 items waiting for the future
+// and a thousand due ones, then reads the plan of a claim: it must use the
+// partial indexes over due (retry_items_claim) and waiting
+// (retry_items_wake) items and never scan the table.
+func testRetryPlan(t *testing.T, newHarness NewFunc) {
+	const waiting, due = 100_000, 1000
+	e := newRetryEnv(t, newHarness, retry.Config{})
+	far := e.clock.Now().Add(30 * 24 * time.Hour)
+	batch := make([]retry.NewItem, 0, retry.MaxAdd)
+	for i := range waiting {
+		batch = append(batch, retry.NewItem{ID: fmt.Sprintf("far%07d", i), NotBefore: far.Add(time.Duration(i) * time.Second)})
+		if len(batch) == cap(batch) {
+			mustAdd(t, e.s, batch...)
+			batch = batch[:0]
+		}
+	}
+	mustAdd(t, e.s, ids("due", due)...)
+	// A first claim promotes and leases some, as a running queue would.
+	mustClaim(t, e.s, 100, time.Minute)
+	p, ok := e.h.Open(t).(retryPlanner)
+	if !ok {
+		t.Fatalf("%s store does not show its claim plan", e.h.Engine)
+	}
+	plan, err := p.RetryClaimPlan(ctx(t), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, index := range []string{"retry_items_claim", "retry_items_wake"} {
+		if !strings.Contains(plan, index) {
+			t.Errorf("the claim plan does not use %s:\n%s", index, plan)
+		}
+	}
+	for _, scan := range []string{"SCAN retry_items\n", "Seq Scan on retry_items"} {
+		if strings.Contains(plan, scan) {
+			t.Errorf("the claim plan scans the table:\n%s", plan)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	t.Logf("%s claim plan:\n%s", e.h.Engine, plan)
 }
