@@ -91,7 +91,7 @@ func (s *Server) routeTable() []route {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.routeTable() {
-		h := rt.h
+		h := strictInput(rt.pattern, rt.h)
 		if rt.needs != nil && !rt.needs.configured {
 			h = notConfigured(rt.needs.name)
 		}
