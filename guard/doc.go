@@ -79,7 +79,8 @@
 // go only after them, and a record with tickets out (a running probe
 // included) is never evicted. Eviction walks the records with a clock
 // hand, so a stream of new endpoints above the cap costs a few steps per
-// record on average, not a scan of every record. When every record has
+// record on average, not a scan of every record, and records are found in
+// a table of the guard's own whose reads take no lock. When every record has
 // tickets out, a new endpoint is let through untracked rather than
 // evicting evidence in use or refusing anything.
 //

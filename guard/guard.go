@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +17,7 @@ type Guard struct {
 	cfg  Config
 	base time.Time // the clock's reading at New; see since
 
-	records sync.Map // endpoint key -> *endpoint
+	records atomic.Pointer[table] // endpoint key -> *endpoint; see table.go
 	count   atomic.Int64
 
 	// Record creation, eviction and sweeps; never taken on the hot path.
@@ -48,6 +49,7 @@ func New(cfg Config) *Guard {
 	g := &Guard{cfg: cfg.withDefaults()}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.base = g.cfg.Now()
+	g.records.Store(newTable(minTableSlots, maphash.MakeSeed()))
 	return g
 }
 
@@ -325,31 +327,27 @@ func (g *Guard) Len() int {
 // record returns the record for key, creating it if create is set and the
 // cap allows. It returns nil when there is none.
 func (g *Guard) record(key string, create bool) *endpoint {
-	if v, ok := g.records.Load(key); ok {
-		return v.(*endpoint)
+	if ep := g.records.Load().get(key); ep != nil {
+		return ep
 	}
 	if !create {
 		return nil
 	}
 	g.ringMu.Lock()
 	defer g.ringMu.Unlock()
+	// Records are created only under ringMu: one a racing goroutine made
+	// before it was taken is in the current table.
+	if ep := g.records.Load().get(key); ep != nil {
+		return ep
+	}
 	now := g.since(g.cfg.Now())
 	g.maybeSweep(now)
 	if g.count.Load() >= int64(g.cfg.MaxEndpoints) && !g.makeRoom(now) {
-		// Another goroutine may have created the record meanwhile.
-		if v, ok := g.records.Load(key); ok {
-			return v.(*endpoint)
-		}
 		return nil
 	}
 	ep := &endpoint{g: g, key: strings.Clone(key)}
-	// Records are created only under ringMu, so the one a racing
-	// goroutine made before it was taken is the only one LoadOrStore
-	// can find; then the room made stays free.
-	if v, loaded := g.records.LoadOrStore(ep.key, ep); loaded {
-		return v.(*endpoint)
-	}
 	ep.seen.Store(now)
+	g.records.Store(g.records.Load().put(ep, g.ring))
 	if n := len(g.free); n > 0 {
 		ep.slot = g.free[n-1]
 		g.free = g.free[:n-1]
@@ -360,6 +358,20 @@ func (g *Guard) record(key string, create bool) *endpoint {
 	}
 	g.count.Add(1)
 	return ep
+}
+
+// snapshot returns the records held now, for walks that lock each record
+// in turn and may report transitions, which must not happen under ringMu.
+func (g *Guard) snapshot() []*endpoint {
+	g.ringMu.Lock()
+	defer g.ringMu.Unlock()
+	out := make([]*endpoint, 0, g.count.Load())
+	for _, ep := range g.ring {
+		if ep != nil {
+			out = append(out, ep)
+		}
+	}
+	return out
 }
 
 // report passes queued transitions to OnTransition. Call with no lock held.

@@ -142,16 +142,14 @@ func (g *Guard) Close() error {
 	g.closed.Store(true)
 	g.lifeMu.Unlock()
 	g.cancel()
-	g.records.Range(func(_, v any) bool {
-		ep := v.(*endpoint)
+	for _, ep := range g.snapshot() {
 		ep.mu.Lock()
 		if ep.timer != nil {
 			ep.timer.Stop()
 			ep.timer = nil
 		}
 		ep.mu.Unlock()
-		return true
-	})
+	}
 	g.running.Wait()
 	return nil
 }

@@ -132,8 +132,7 @@ func (g *Guard) evict(ep *endpoint, rank int) bool {
 	}
 	ep.evicted = true
 	ep.endCycle()
-	// Under ringMu nobody else deletes or creates this key.
-	g.records.Delete(ep.key)
+	g.records.Load().remove(ep)
 	g.count.Add(-1)
 	g.ring[ep.slot] = nil
 	g.free = append(g.free, ep.slot)

@@ -30,13 +30,12 @@ type EndpointStatus struct {
 // across endpoints.
 func (g *Guard) Endpoints() []EndpointStatus {
 	list := make([]EndpointStatus, 0, g.Len())
-	g.records.Range(func(_, v any) bool {
-		ep := v.(*endpoint)
+	for _, ep := range g.snapshot() {
 		var tr transitions
 		ep.mu.Lock()
 		if ep.evicted {
 			ep.mu.Unlock()
-			return true
+			continue
 		}
 		now := g.cfg.Now()
 		ep.observe(now, &tr)
@@ -59,8 +58,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 		ep.mu.Unlock()
 		g.report(ep.key, &tr)
 		list = append(list, st)
-		return true
-	})
+	}
 	slices.SortFunc(list, func(a, b EndpointStatus) int { return strings.Compare(a.Endpoint, b.Endpoint) })
 	return list
 }
