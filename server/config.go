@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -148,6 +149,12 @@ type Config struct {
 	// at most a minute after leadership begins. 0 means
 	// DefaultMaintainEvery (1h).
 	MaintainEvery time.Duration
+
+	// Ready checks the store behind the daemon for GET /readyz: that it
+	// answers, with the schema version the daemon started on. Its error's
+	// text is shown to the caller, so it must be short and carry no
+	// driver detail. nil (the zero value): only the leader is checked.
+	Ready func(ctx context.Context) error
 
 	// Logger receives startup, shutdown and guard transition lines, never a
 	// line per request. nil means slog.Default().

@@ -39,8 +39,8 @@ func (s *Server) apiHandler(h handlerFunc) http.Handler {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	gone := r.Context().Err() != nil
 	e := s.errorFor(err)
-	if e.Status == http.StatusInternalServerError && !gone {
-		s.log.Error("server: "+doing(err)+" failed", "err", err)
+	if (e.Status == http.StatusInternalServerError || e.ProxyStatus == "proxy_internal_error") && !gone {
+		s.errLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
 	}
 	if gone {
 		return
@@ -109,7 +109,7 @@ func (s *Server) errorFor(err error) *apiError {
 		return &apiError{Status: status, Class: class.String(), Message: fmt.Sprintf("server: upstream failed (%s)", class)}
 	}
 	if ie, ok := errors.AsType[*internalError](err); ok {
-		return &apiError{Status: http.StatusInternalServerError, Message: "server: internal error while " + ie.doing}
+		return outageAnswer(ie.doing)
 	}
 	return &apiError{Status: http.StatusInternalServerError, Message: "server: internal error"}
 }

@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 	)
 	return []route{
 		{pattern: "GET /healthz", h: s.healthz, public: true},
+		{pattern: "GET /readyz", h: s.readyz, public: true},
 		{pattern: "GET /metrics", h: func(w http.ResponseWriter, r *http.Request) error { metrics.ServeHTTP(w, r); return nil }},
 		{pattern: "GET /{$}", h: s.statusPage},
 		{pattern: "GET /v1/status", h: s.status},

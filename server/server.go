@@ -29,6 +29,7 @@ type Server struct {
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
 	own       *ownAddrs
+	errLog    errorLimiter
 	tickets   *ticketTable
 	metrics   *metrics
 	api       http.Handler

@@ -233,6 +233,9 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger) error {
 	cfg := s.server
 	cfg.Logger = log
 	cfg.FeedStore = st
+	if cfg.Ready, err = readiness(ctx, st); err != nil {
+		return err
+	}
 	if cfg.Health, err = health.New(st, health.Config{Logger: log}); err != nil {
 		return err
 	}
@@ -298,4 +301,30 @@ func defaultDBPath() (string, error) {
 		return "", fmt.Errorf("creating the state directory: %w", err)
 	}
 	return filepath.Join(dir, "hostguard.db"), nil
+}
+
+// readiness checks, for /readyz, that the store answers with the schema
+// this daemon migrated it to; a newer binary that migrated it further, or
+// a restore of an older database, makes this daemon not ready.
+func readiness(ctx context.Context, st hostguard.Store) (func(context.Context) error, error) {
+	sv, ok := st.(interface {
+		SchemaVersion(context.Context) (int, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	want, err := sv.SchemaVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the schema version: %w", err)
+	}
+	return func(ctx context.Context) error {
+		got, err := sv.SchemaVersion(ctx)
+		switch {
+		case err != nil:
+			return errors.New("the store does not answer")
+		case got != want:
+			return fmt.Errorf("the schema is version %d; this daemon runs on %d", got, want)
+		}
+		return nil
+	}, nil
 }
