@@ -12,7 +12,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := $(if $(VERSION),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Version=$(VERSION))
 
-.PHONY: test race lint bench build reliability
+.PHONY: test race lint bench build install reliability
 
 test:
 	$(GO) test $(PKGS)
@@ -35,6 +35,13 @@ bench:
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/hostguard ./cmd/hostguard
+
+# make install puts the stamped binary in $(go env GOPATH)/bin, or in
+# $(PREFIX)/bin when PREFIX is given (make install PREFIX=/usr/local).
+BINDIR ?= $(if $(PREFIX),$(PREFIX)/bin,$(shell $(GO) env GOPATH)/bin)
+install: build
+	install -d '$(DESTDIR)$(BINDIR)'
+	install -m 0755 bin/hostguard '$(DESTDIR)$(BINDIR)/hostguard'
 
 # kill -9 cycles against the real daemon on both engines, then every fuzz
 # target for a while: about 15 minutes. RELIABILITY=short is CI's 2 minutes.
