@@ -80,7 +80,9 @@ type Config struct {
 	TicketLease time.Duration
 
 	// MaxTickets bounds the remote tickets held at once; an acquire beyond
-	// it answers 429. 0 means DefaultMaxTickets (100 000).
+	// it answers 429. One client (one remote address) may hold a quarter
+	// of it, so a single client cannot starve the others. 0 means
+	// DefaultMaxTickets (100 000; 25 000 per client).
 	MaxTickets int
 
 	// SweepEvery is how often expired remote tickets are looked for; a

@@ -51,11 +51,12 @@ func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.guardError(err, "acquire")
 	}
-	id, expires, ok := s.tickets.add(t)
+	id, expires, ok := s.tickets.add(t, ticketClient(r))
 	if !ok {
 		t.Release()
 		return &apiError{Status: http.StatusTooManyRequests, RetryAfter: time.Second,
-			Message: fmt.Sprintf("server: %d remote tickets are already out; report some before acquiring more", s.cfg.MaxTickets)}
+			Message: fmt.Sprintf("server: too many remote tickets are out (at most %d, %d per client); report some before acquiring more",
+				s.cfg.MaxTickets, s.tickets.perClient())}
 	}
 	writeJSON(w, http.StatusOK, acquireResponse{
 		Ticket: id, Endpoint: t.Endpoint(), Trial: t.Trial(), Exempt: req.Exempt,

@@ -218,7 +218,9 @@ func TestGuardTicketLeaseExpiryFreesTheTrial(t *testing.T) {
 
 func TestGuardTicketTableIsBounded(t *testing.T) {
 	t.Parallel()
-	f := setup(t, func(c *Config) { c.MaxTickets = 2 })
+	// One client (this test, from one address) holds a quarter of the
+	// table at most.
+	f := setup(t, func(c *Config) { c.MaxTickets = 8 })
 	for i := range 2 {
 		if a := f.do("POST", "/v1/guard/acquire", map[string]any{"url": "http://many.example"}); a.status != 200 {
 			t.Fatalf("acquire %d: %d", i, a.status)
@@ -228,6 +230,34 @@ func TestGuardTicketTableIsBounded(t *testing.T) {
 	expectError(t, a, http.StatusTooManyRequests, "")
 	if f.s.tickets.len() != 2 {
 		t.Fatalf("%d tickets held, want 2", f.s.tickets.len())
+	}
+	// Four clients together fill the table; a fifth is refused too.
+	g := guard.New(guard.Config{})
+	ticket := func() *guard.Ticket {
+		tk, err := g.AcquireExempt("http://x.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	tt := newTicketTable(time.Minute, 8, time.Now)
+	for _, c := range []string{"a", "a", "b", "b", "c", "c", "d", "d"} {
+		if _, _, ok := tt.add(ticket(), c); !ok {
+			t.Fatalf("client %s refused below its share", c)
+		}
+	}
+	if _, _, ok := tt.add(ticket(), "e"); ok {
+		t.Fatal("a full table took one more ticket")
+	}
+	// A report frees the client's share.
+	for id := range tt.m {
+		if tt.m[id].client == "a" {
+			tt.take(id)
+			break
+		}
+	}
+	if _, _, ok := tt.add(ticket(), "a"); !ok {
+		t.Fatal("a client under its share again was refused")
 	}
 }
 

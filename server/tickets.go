@@ -3,6 +3,8 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -15,8 +17,11 @@ import (
 // forever, so a ticket unreported when its lease ends is released as
 // inconclusive.
 type ticketTable struct {
-	mu    sync.Mutex
-	m     map[string]*remoteTicket
+	mu sync.Mutex
+	m  map[string]*remoteTicket
+	// held counts the tickets out per client, so one client cannot take
+	// the whole table from the others.
+	held  map[string]int
 	lease time.Duration
 	max   int
 	now   func() time.Time
@@ -25,15 +30,32 @@ type ticketTable struct {
 type remoteTicket struct {
 	t       *guard.Ticket
 	expires time.Time
+	client  string
+}
+
+// clientShare is the part of MaxTickets one client may hold: a quarter of
+// the default is 25 000, far beyond an honest heavy client (one ticket per
+// request in flight), while four clients together are needed to fill it.
+const clientShare = 4
+
+func (tt *ticketTable) perClient() int { return max(tt.max/clientShare, 1) }
+
+// drop removes id's ticket under the lock.
+func (tt *ticketTable) drop(id string, rt *remoteTicket) {
+	delete(tt.m, id)
+	if tt.held[rt.client]--; tt.held[rt.client] <= 0 {
+		delete(tt.held, rt.client)
+	}
 }
 
 func newTicketTable(lease time.Duration, max int, now func() time.Time) *ticketTable {
-	return &ticketTable{m: make(map[string]*remoteTicket), lease: lease, max: max, now: now}
+	return &ticketTable{m: make(map[string]*remoteTicket), held: make(map[string]int), lease: lease, max: max, now: now}
 }
 
-// add stores t under a new random id. It returns false when the table is
-// full, in which case the caller must release t itself.
-func (tt *ticketTable) add(t *guard.Ticket) (id string, expires time.Time, ok bool) {
+// add stores t, held by client, under a new random id. It returns false
+// when the table is full or client holds its share, in which case the
+// caller must release t itself.
+func (tt *ticketTable) add(t *guard.Ticket, client string) (id string, expires time.Time, ok bool) {
 	var b [16]byte
 	// Unguessable ids keep one client from reporting (or releasing)
 	// another's ticket by counting.
@@ -41,11 +63,12 @@ func (tt *ticketTable) add(t *guard.Ticket) (id string, expires time.Time, ok bo
 	id = hex.EncodeToString(b[:])
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if len(tt.m) >= tt.max {
+	if len(tt.m) >= tt.max || tt.held[client] >= tt.perClient() {
 		return "", time.Time{}, false
 	}
 	expires = tt.now().Add(tt.lease)
-	tt.m[id] = &remoteTicket{t: t, expires: expires}
+	tt.m[id] = &remoteTicket{t: t, expires: expires, client: client}
+	tt.held[client]++
 	return id, expires, true
 }
 
@@ -58,7 +81,7 @@ func (tt *ticketTable) take(id string) (*guard.Ticket, bool) {
 	if !ok {
 		return nil, false
 	}
-	delete(tt.m, id)
+	tt.drop(id, rt)
 	return rt.t, true
 }
 
@@ -72,7 +95,7 @@ func (tt *ticketTable) expire() int {
 	for id, rt := range tt.m {
 		if !now.Before(rt.expires) {
 			done = append(done, rt.t)
-			delete(tt.m, id)
+			tt.drop(id, rt)
 		}
 	}
 	tt.mu.Unlock()
@@ -87,6 +110,7 @@ func (tt *ticketTable) releaseAll() {
 	tt.mu.Lock()
 	all := tt.m
 	tt.m = make(map[string]*remoteTicket)
+	tt.held = make(map[string]int)
 	tt.mu.Unlock()
 	for _, rt := range all {
 		rt.t.Release()
@@ -97,4 +121,15 @@ func (tt *ticketTable) len() int {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	return len(tt.m)
+}
+
+// ticketClient is who holds a ticket for the fairness cap: the remote
+// address without its port. The token does not tell clients apart (there
+// is one per daemon, shared by all of them).
+func ticketClient(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
