@@ -54,8 +54,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			}
 			continue
 		}
-		var sc *sniffConn
-		sc = &sniffConn{Conn: c, release: func() {
+		sc := &sniffConn{Conn: c, release: func() {
 			if l.max > 0 {
 				l.open.Add(-1)
 			}
