@@ -33,6 +33,45 @@ type acquireResponse struct {
 	Exempt       bool      `json:"exempt"`
 	ExpiresAt    time.Time `json:"expires_at"`
 	LeaseSeconds float64   `json:"lease_seconds"`
+	// Extend is the path that renews the lease; a holder whose request
+	// outlives lease_seconds must call it, or the ticket is released as
+	// inconclusive when the lease runs out.
+	Extend string `json:"extend"`
+}
+
+type ticketExtendResponse struct {
+	Ticket       string    `json:"ticket"`
+	Endpoint     string    `json:"endpoint"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	LeaseSeconds float64   `json:"lease_seconds"`
+}
+
+// guardExtend renews a remote ticket's lease. It takes no body.
+func (s *Server) guardExtend(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := checkTicketID(id); err != nil {
+		return err
+	}
+	ep, expires, ok := s.tickets.extend(id)
+	if !ok {
+		return notFound("ticket", "unknown ticket: never issued, already reported, or its lease ended")
+	}
+	writeJSON(w, http.StatusOK, ticketExtendResponse{Ticket: id, Endpoint: ep, ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds()})
+	return nil
+}
+
+// checkTicketID refuses what no ticket id can be, so that a path with
+// odd bytes answers 400 rather than 404.
+func checkTicketID(id string) error {
+	if id == "" || len(id) > 64 {
+		return badRequest("ticket", "ticket id must be 1 to 64 characters")
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return badRequest("ticket", "ticket id must be lowercase hexadecimal, as acquire returned it")
+		}
+	}
+	return nil
 }
 
 func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
@@ -61,6 +100,7 @@ func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, acquireResponse{
 		Ticket: id, Endpoint: t.Endpoint(), Trial: t.Trial(), Exempt: req.Exempt,
 		ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds(),
+		Extend: "/v1/guard/tickets/" + id + "/extend",
 	})
 	return nil
 }

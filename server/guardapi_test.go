@@ -312,3 +312,45 @@ func TestGuardResetAll(t *testing.T) {
 		t.Errorf("a is %s after a stale trial failed", st)
 	}
 }
+
+func TestGuardExtendedTrialIsNotFreed(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.TicketLease = time.Minute })
+	const u = "http://slow-trial.example"
+	for range 2 {
+		tk := f.do("POST", "/v1/guard/acquire", map[string]any{"url": u}).json(t)["ticket"]
+		f.do("POST", "/v1/guard/report", map[string]any{"ticket": tk, "outcome": "failed"})
+	}
+	f.clock.Advance(30 * time.Second)
+	trial := f.do("POST", "/v1/guard/acquire", map[string]any{"url": u}).json(t)
+	id, _ := trial["ticket"].(string)
+	if trial["extend"] != "/v1/guard/tickets/"+id+"/extend" {
+		t.Fatalf("acquire does not say how to extend: %v", trial)
+	}
+	// The holder's request runs long; it extends twice before each lease
+	// would end, so nobody else is granted the trial meanwhile.
+	for range 2 {
+		f.clock.Advance(50 * time.Second)
+		ext := f.do("POST", "/v1/guard/tickets/"+id+"/extend", nil)
+		if ext.status != http.StatusOK || ext.json(t)["lease_seconds"] != float64(60) {
+			t.Fatalf("extend: %d %s", ext.status, ext.body)
+		}
+		f.s.expireTickets()
+		expectError(t, f.do("POST", "/v1/guard/acquire", map[string]any{"url": u}), http.StatusServiceUnavailable, "")
+	}
+	if r := f.do("POST", "/v1/guard/report", map[string]any{"ticket": id, "outcome": "answered"}); r.status != http.StatusOK {
+		t.Fatalf("report after extends: %d %s", r.status, r.body)
+	}
+	// A reported ticket cannot be extended; neither can a made-up one.
+	expectError(t, f.do("POST", "/v1/guard/tickets/"+id+"/extend", nil), http.StatusNotFound, "ticket")
+	expectError(t, f.do("POST", "/v1/guard/tickets/XYZ/extend", nil), http.StatusBadRequest, "ticket")
+}
+
+func TestGuardLapsedTicketCannotBeExtended(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.TicketLease = time.Minute })
+	id := f.do("POST", "/v1/guard/acquire", map[string]any{"url": "http://lapsed.example"}).json(t)["ticket"].(string)
+	f.clock.Advance(time.Minute)
+	// Not yet swept, but the lease is over: the ticket is as good as released.
+	expectError(t, f.do("POST", "/v1/guard/tickets/"+id+"/extend", nil), http.StatusNotFound, "ticket")
+}

@@ -42,6 +42,7 @@ func (s *Server) routeTable() []route {
 
 		{pattern: "POST /v1/guard/acquire", h: s.guardAcquire},
 		{pattern: "POST /v1/guard/report", h: s.guardReport},
+		{pattern: "POST /v1/guard/tickets/{id}/extend", h: s.guardExtend},
 		{pattern: "POST /v1/guard/reset", h: s.guardReset},
 		{pattern: "POST /v1/guard/reset-all", h: s.guardResetAll},
 		{pattern: "GET /v1/guard", h: s.guardList},

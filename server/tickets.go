@@ -85,6 +85,22 @@ func (tt *ticketTable) take(id string) (*guard.Ticket, bool) {
 	return rt.t, true
 }
 
+// extend renews the lease of the ticket with id from now, for a holder
+// whose request is still running. It returns false for a ticket that was
+// never issued, was reported, or whose lease already ended: a lapsed
+// ticket has been released and its trial may be someone else's.
+func (tt *ticketTable) extend(id string) (endpoint string, expires time.Time, ok bool) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	rt, ok := tt.m[id]
+	now := tt.now()
+	if !ok || !now.Before(rt.expires) {
+		return "", time.Time{}, false
+	}
+	rt.expires = now.Add(tt.lease)
+	return rt.t.Endpoint(), rt.expires, true
+}
+
 // expire releases every ticket whose lease has ended and says how many.
 // Release runs outside the lock because it may call the guard's transition
 // hook, which logs.
