@@ -18,15 +18,21 @@ import (
 // express; their own typed errors it returns as they are, and errorFor
 // maps them.
 type apiError struct {
-	Status     int           `json:"-"`
-	Message    string        `json:"error"`
-	Field      string        `json:"field,omitempty"`
-	Endpoint   string        `json:"endpoint,omitempty"`
+	Status   int    `json:"-"`
+	Message  string `json:"error"`
+	Field    string `json:"field,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	// FastFail is true for a guard refusal: the daemon did not contact
+	// the endpoint (see proxystatus.go).
+	FastFail   bool          `json:"fast_fail,omitempty"`
 	Class      string        `json:"class,omitempty"`
 	RetryAfter time.Duration `json:"-"`
 	// ProxyStatus is the error type of a Proxy-Status header (RFC 9209)
 	// sent with the answer, "" for none.
 	ProxyStatus string `json:"-"`
+	// psDetails is the Proxy-Status details parameter; it never holds a
+	// path, query or credential.
+	psDetails string
 	// RetrySeconds mirrors the Retry-After header for clients that read only
 	// the body; it is set whenever that header is.
 	RetrySeconds *int64 `json:"retry_after_seconds,omitempty"`
@@ -69,7 +75,7 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 		e.RetrySeconds = &secs
 	}
 	if e.ProxyStatus != "" {
-		w.Header().Set("Proxy-Status", "hostguard; error="+e.ProxyStatus)
+		w.Header().Set("Proxy-Status", proxyStatusValue(e.ProxyStatus, e.psDetails))
 	}
 	writeJSON(w, e.Status, e)
 }

@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
-	"github.com/hostguard/hostguard/transport"
 )
 
 // fetch performs one request through the guarded transport and streams the
@@ -24,7 +22,7 @@ import (
 // is refused, because it is almost always an unencoded upstream URL whose
 // query was split off by '&'.
 func (s *Server) fetch(w http.ResponseWriter, r *http.Request) error {
-	target, exempt, err := fetchParams(r.URL.RawQuery)
+	target, h, err := fetchParams(r.URL.RawQuery)
 	if err != nil {
 		return err
 	}
@@ -34,27 +32,20 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) error {
 		}
 		return s.upstreamError(err, "fetch")
 	}
-	ctx := r.Context()
-	if exempt {
-		ctx = transport.Exempt(ctx)
-	}
-	var body io.Reader
-	if r.Method == http.MethodPost {
-		body = r.Body
-	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, target, body)
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, nil)
 	if err != nil {
 		return badRequest("url", "url cannot be requested: %s", failureText(err))
 	}
-	if r.Method == http.MethodPost {
+	if r.Method == http.MethodPost && r.ContentLength != 0 {
 		out.ContentLength = r.ContentLength
+		out.Body = &clientBody{r: r.Body, rc: http.NewResponseController(w), idle: s.cfg.IdleTimeout}
 	}
-	copyEndToEnd(out.Header, r.Header)
+	forwardHeaders(out.Header, r.Header)
 	if s.token.set {
 		// The client's Authorization header was for the daemon.
 		out.Header.Del("Authorization")
 	}
-	resp, err := s.rt.RoundTrip(out)
+	resp, err := s.forward(out, h)
 	if err != nil {
 		return s.upstreamError(err, "fetch")
 	}
@@ -63,40 +54,49 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// fetchParams reads the fetch route's query: url (required, once) and
-// exempt (optional).
-func fetchParams(rawQuery string) (target string, exempt bool, err error) {
+// fetchParams reads the fetch route's query: url (required, once),
+// exempt and timeout (optional; the same hints as the proxy's headers).
+func fetchParams(rawQuery string) (target string, h hints, err error) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return "", false, badRequest("", "the query string is malformed; percent-encode the upstream URL in the url parameter")
+		return "", h, badRequest("", "the query string is malformed; percent-encode the upstream URL in the url parameter")
 	}
 	for k := range q {
-		if k != "url" && k != "exempt" {
-			return "", false, badRequest(k, "unknown query parameter %q: only url and exempt are read, so percent-encode the upstream URL (its own query included) in url", k)
+		if k != "url" && k != "exempt" && k != "timeout" {
+			return "", h, badRequest(k, "unknown query parameter %q: only url, exempt and timeout are read, so percent-encode the upstream URL (its own query included) in url", k)
 		}
 	}
 	switch len(q["url"]) {
 	case 0:
-		return "", false, badRequest("url", "url is missing: /v1/fetch?url=<percent-encoded upstream URL>")
+		return "", h, badRequest("url", "url is missing: /v1/fetch?url=<percent-encoded upstream URL>")
 	case 1:
 	default:
-		return "", false, badRequest("url", "url is given more than once")
+		return "", h, badRequest("url", "url is given more than once")
 	}
 	target = q.Get("url")
 	if err := checkUpstreamURL("url", target); err != nil {
-		return "", false, err
+		return "", h, err
 	}
 	switch v := q["exempt"]; {
 	case len(v) == 0:
 	case len(v) > 1:
-		return "", false, badRequest("exempt", "exempt is given more than once")
-	case v[0] == "1" || strings.EqualFold(v[0], "true"):
-		exempt = true
-	case v[0] == "0" || strings.EqualFold(v[0], "false") || v[0] == "":
+		return "", h, badRequest("exempt", "exempt is given more than once")
+	case v[0] == "":
 	default:
-		return "", false, badRequest("exempt", "exempt must be 1, true, 0 or false")
+		if h.exempt, err = hintBool("exempt", v[0]); err != nil {
+			return "", h, err
+		}
 	}
-	return target, exempt, nil
+	switch v := q["timeout"]; {
+	case len(v) == 0:
+	case len(v) > 1:
+		return "", h, badRequest("timeout", "timeout is given more than once")
+	default:
+		if h.timeout, err = hintSeconds("timeout", v[0]); err != nil {
+			return "", h, err
+		}
+	}
+	return target, h, nil
 }
 
 // checkUpstreamURL accepts absolute http and https URLs with a host.
@@ -121,6 +121,10 @@ func checkUpstreamURL(field, raw string) error {
 // stopped it, and returns the error to answer: a fast-fail, a policy
 // refusal, or an upstream failure named by its class alone.
 func (s *Server) upstreamError(err error, via string) error {
+	if _, ok := errors.AsType[*giveUpError](err); ok {
+		s.metrics.upstream.WithLabelValues(via, "gave_up").Inc()
+		return &upstreamError{err: err}
+	}
 	if errors.Is(err, guard.ErrOpen) {
 		s.metrics.upstream.WithLabelValues(via, "fast_fail").Inc()
 		return s.guardError(err, via)

@@ -39,6 +39,7 @@ func (s *Server) apiHandler(h handlerFunc) http.Handler {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	gone := r.Context().Err() != nil
 	e := s.errorFor(err)
+	markDaemonAnswer(err, e)
 	if (e.Status == http.StatusInternalServerError || e.ProxyStatus == "proxy_internal_error") && !gone {
 		s.errLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
 	}
@@ -106,7 +107,13 @@ func (s *Server) errorFor(err error) *apiError {
 		}
 		// The message names the class, never the error text, which may
 		// repeat the URL with its query.
-		return &apiError{Status: status, Class: class.String(), Message: fmt.Sprintf("server: upstream failed (%s)", class)}
+		msg := fmt.Sprintf("server: upstream failed (%s)", class)
+		if class == failure.Timeout {
+			// Renderers read "timeout" in a message as a slow host
+			// to be walked past; the class field says it for machines.
+			msg = "server: the upstream sent no answer in time"
+		}
+		return &apiError{Status: status, Class: class.String(), Message: msg}
 	}
 	if ie, ok := errors.AsType[*internalError](err); ok {
 		return outageAnswer(ie.doing)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,13 +20,14 @@ import (
 // fetch route; CONNECT (what it sends for https:// with HTTPS_PROXY) opens
 // a tunnel whose dial and first byte are evidence for the guard.
 func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
-	if !s.token.allows(r.Header.Get("Proxy-Authorization"), true) {
-		w.Header().Set("Proxy-Authenticate", `Basic realm="hostguard"`)
-		return &apiError{Status: http.StatusProxyAuthRequired,
-			Message: "server: the proxy needs the daemon's token: Proxy-Authorization: Bearer TOKEN, or any user name with the token as password in the proxy URL"}
-	}
 	if r.Method == http.MethodConnect {
-		return s.connect(w, r)
+		if err := s.connect(w, r); err != nil {
+			s.refuseConnect(w, r, err)
+		}
+		return nil
+	}
+	if !s.token.allows(r.Header.Get("Proxy-Authorization"), true) {
+		return s.proxyAuthError(w)
 	}
 	if !r.URL.IsAbs() || r.URL.Host == "" {
 		return badRequest("", "this is a forward proxy: send absolute-URI requests (set HTTP_PROXY / HTTPS_PROXY to it), or use the API's /v1/fetch")
@@ -33,17 +35,29 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return badRequest("", "the proxy forwards only http and https URLs")
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), r.Body)
+	if r.Header.Get("Upgrade") != "" {
+		// Forwarding it without its hop-by-hop headers would silently
+		// turn it into a plain GET; say so instead.
+		return &apiError{Status: http.StatusNotImplemented, ProxyStatus: "http_request_denied",
+			Message: "server: the proxy does not forward Upgrade requests (WebSocket and the like) as plain HTTP; send them through a CONNECT tunnel (HTTPS_PROXY, or a wss:// URL)"}
+	}
+	h, err := headerHints(r.Header)
+	if err != nil {
+		return err
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
 	if err != nil {
 		return badRequest("", "the request cannot be forwarded: %s", failureText(err))
 	}
 	out.ContentLength = r.ContentLength
 	if r.ContentLength == 0 {
 		out.Body = http.NoBody
+	} else {
+		out.Body = &clientBody{r: r.Body, rc: http.NewResponseController(w), idle: s.cfg.IdleTimeout}
 	}
 	out.Host = r.Host
-	copyEndToEnd(out.Header, r.Header)
-	resp, err := s.rt.RoundTrip(out)
+	forwardHeaders(out.Header, r.Header)
+	resp, err := s.forward(out, h)
 	if err != nil {
 		return s.upstreamError(err, "proxy")
 	}
@@ -51,6 +65,67 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
 	streamResponse(w, resp)
 	return nil
 }
+
+// forwardHeaders copies what the client sent to an upstream request as
+// the client sent it, plus Via: no hints, no hop-by-hop headers, and none
+// that Go's client would add on its own (Accept-Encoding is never added
+// because the base transport has compression off; an empty User-Agent
+// keeps Go's out).
+func forwardHeaders(dst, src http.Header) {
+	copyEndToEnd(dst, src)
+	stripHints(dst)
+	if _, ok := dst["User-Agent"]; !ok {
+		dst["User-Agent"] = []string{""}
+	}
+	dst["Via"] = append(dst["Via"], "1.1 hostguard")
+}
+
+func (s *Server) proxyAuthError(w http.ResponseWriter) error {
+	w.Header().Set("Proxy-Authenticate", `Basic realm="hostguard"`)
+	return &apiError{Status: http.StatusProxyAuthRequired,
+		Message: "server: the proxy needs the daemon's token: Proxy-Authorization: Bearer TOKEN, or any user name with the token as password in the proxy URL"}
+}
+
+// refuseConnect answers a CONNECT the daemon refuses. Most clients show
+// nothing of a failed CONNECT but its status line (Python's requests and
+// httpx, for one), so its reason phrase is the answer's message, a
+// sentence that names the situation; the Proxy-Status header and the
+// JSON body follow as on every other answer.
+func (s *Server) refuseConnect(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
+	e := s.errorFor(err)
+	markDaemonAnswer(err, e)
+	if e.Status == http.StatusInternalServerError || e.ProxyStatus == "proxy_internal_error" {
+		s.errLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
+	}
+	rec := &headerRecorder{h: w.Header().Clone()}
+	writeAPIError(rec, e)
+	conn, brw, herr := http.NewResponseController(w).Hijack()
+	if herr != nil {
+		writeAPIError(w, e)
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(brw, "HTTP/1.1 %d %s\r\n", e.Status, reasonPhrase(e.Message))
+	rec.h.Set("Content-Length", fmt.Sprint(rec.body.Len()))
+	rec.h.Set("Connection", "close")
+	_ = rec.h.Write(brw)
+	_, _ = brw.WriteString("\r\n")
+	_, _ = brw.Write(rec.body.Bytes())
+	_ = brw.Flush()
+}
+
+// headerRecorder captures an answer to write it by hand.
+type headerRecorder struct {
+	h    http.Header
+	body bytes.Buffer
+}
+
+func (h *headerRecorder) Header() http.Header         { return h.h }
+func (h *headerRecorder) Write(b []byte) (int, error) { return h.body.Write(b) }
+func (h *headerRecorder) WriteHeader(int)             {}
 
 // connectTimeoutError is what a tunnel reports when its target accepted the
 // connection and then said nothing. It classifies as a timeout.
@@ -67,11 +142,22 @@ func (e *connectTimeoutError) Unwrap() error   { return context.DeadlineExceeded
 // https://host:port, since CONNECT carries TLS almost always, so a tunnel to
 // host:443 and a fetch of https://host/ are one endpoint.
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
+	if !s.token.allows(r.Header.Get("Proxy-Authorization"), true) {
+		return s.proxyAuthError(w)
+	}
 	hostport := r.Host
 	if _, _, err := net.SplitHostPort(hostport); err != nil {
 		return badRequest("", "CONNECT needs host:port")
 	}
-	ticket, err := s.guard.Acquire("https://" + hostport)
+	h, err := headerHints(r.Header)
+	if err != nil {
+		return err
+	}
+	acquire := s.guard.Acquire
+	if h.exempt {
+		acquire = s.guard.AcquireExempt
+	}
+	ticket, err := acquire("https://" + hostport)
 	if err != nil {
 		if errors.Is(err, guard.ErrOpen) {
 			s.metrics.upstream.WithLabelValues("connect", "fast_fail").Inc()
@@ -83,7 +169,11 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	// Every path below settles the ticket: a report, or this release.
 	defer st.release()
 
-	dialCtx, cancel := context.WithTimeout(r.Context(), s.cfg.HeaderTimeout)
+	timeout := s.cfg.HeaderTimeout
+	if h.timeout > 0 {
+		timeout = h.timeout
+	}
+	dialCtx, cancel := context.WithTimeout(r.Context(), timeout)
 	up, err := s.dialer.DialContext(dialCtx, "tcp", hostport)
 	cancel()
 	if err != nil {
@@ -95,7 +185,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		up.Close()
 		return failed("taking over a CONNECT connection", err)
 	}
-	tun := &tunnel{client: client, up: up}
+	tun := &tunnel{client: client, up: up, timeout: timeout}
 	if !s.tunnels.add(tun) {
 		// Shutting down: no new tunnels.
 		tun.close()
@@ -144,20 +234,19 @@ func (tt *tunnelTicket) release() {
 }
 
 // runTunnel copies both ways until both sides are done. The first byte
-// from the target is its answer. Once the client has sent something, the
-// target has HeaderTimeout to send its first byte or it counts as not
-// answering, like a server that accepts and then never sends headers.
+// from the target is its answer; see firstByteDeadline for the rest.
 func (s *Server) runTunnel(tun *tunnel, st *tunnelTicket, early io.Reader) {
 	answered := make(chan struct{})
 	spoke := make(chan struct{})
+	left := make(chan struct{})
 	finished := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { tun.fromTarget(st, answered) })
-	wg.Go(func() { tun.fromClient(early, spoke) })
+	wg.Go(func() { tun.fromClient(early, spoke, left) })
 	watcherDone := make(chan struct{})
 	go func() {
 		defer close(watcherDone)
-		s.firstByteDeadline(tun, st, spoke, answered, finished)
+		s.firstByteDeadline(tun, st, spoke, left, answered, finished)
 	}()
 	// Closing the tunnel unblocks both copiers; the watcher ends with them.
 	wg.Wait()
@@ -202,8 +291,10 @@ func (tun *tunnel) fromTarget(st *tunnelTicket, answered chan<- struct{}) {
 
 // fromClient copies client to target, starting with early, the hijacked
 // reader that holds any bytes the client sent before the tunnel opened;
-// the client's first byte closes spoke.
-func (tun *tunnel) fromClient(early io.Reader, spoke chan<- struct{}) {
+// the client's first byte closes spoke, and the end of its side closes
+// left.
+func (tun *tunnel) fromClient(early io.Reader, spoke, left chan<- struct{}) {
+	defer close(left)
 	buf := make([]byte, 32<<10)
 	first := true
 	for {
@@ -231,28 +322,53 @@ func (tun *tunnel) fromClient(early io.Reader, spoke chan<- struct{}) {
 	}
 }
 
-// firstByteDeadline gives the target HeaderTimeout from the client's first
-// byte to send its own, and fails the ticket and the tunnel if it does not.
-func (s *Server) firstByteDeadline(tun *tunnel, st *tunnelTicket, spoke, answered, finished <-chan struct{}) {
+// firstByteDeadline charges a tunnel's silence to whoever keeps it:
+//
+//   - a client that sends nothing within the timeout is the client's
+//     business: the ticket is released as inconclusive (the tunnel stays),
+//     so a silent tunnel never holds a half-open endpoint's trial;
+//   - once the client has spoken, the target has the timeout to send its
+//     first byte, or the ticket fails and the tunnel is closed, like a
+//     server that accepts and never sends headers;
+//   - a client that leaves after speaking, before any answer, has given up:
+//     after GiveUpAfter that is a host-level timeout, sooner inconclusive.
+func (s *Server) firstByteDeadline(tun *tunnel, st *tunnelTicket, spoke, left, answered, finished <-chan struct{}) {
+	t := time.NewTimer(tun.timeout)
+	defer t.Stop()
 	select {
 	case <-spoke:
 	case <-answered:
 		return
 	case <-finished:
 		return
-	}
-	t := time.NewTimer(s.cfg.HeaderTimeout)
-	defer t.Stop()
-	select {
 	case <-t.C:
-		if st.failed(&connectTimeoutError{after: s.cfg.HeaderTimeout}) {
+		st.release()
+		return
+	}
+	spokeAt := time.Now()
+	t.Reset(tun.timeout)
+	for {
+		select {
+		case <-t.C:
+			// Closed whether or not this settled the ticket: a client
+			// that already left is not coming back for it.
+			st.failed(&connectTimeoutError{after: tun.timeout})
 			tun.close()
+			return
+		case <-left:
+			left = nil
+			if gu := s.giveUpAfter(); gu > 0 && time.Since(spokeAt) >= gu && !tun.isClosed() && s.baseCtx.Err() == nil {
+				st.failed(&giveUpError{waited: time.Since(spokeAt)})
+			} else {
+				st.release()
+			}
+		case <-answered:
+			return
+		case <-finished:
+			return
 		}
-	case <-answered:
-	case <-finished:
 	}
 }
-
 func closeWrite(c net.Conn) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()

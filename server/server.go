@@ -22,7 +22,6 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	guard  *guard.Guard
-	rt     *transport.Transport
 	base   *http.Transport
 	dialer *dialer
 	// probeFunc sends the guard's recovery probes through base; see probe.
@@ -100,14 +99,12 @@ func New(cfg Config) (*Server, error) {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   cfg.HeaderTimeout,
 		ExpectContinueTimeout: time.Second,
+		// The proxy and fetch forward what the client sent: no
+		// Accept-Encoding it did not ask for, and no decompression
+		// behind its back.
+		DisableCompression: true,
 	}
 	s.probeFunc = transport.ProbeFunc(s.base, cfg.HeaderTimeout)
-	s.rt = transport.New(transport.Config{
-		Base:          s.base,
-		Guard:         s.guard,
-		HeaderTimeout: cfg.HeaderTimeout,
-		IdleTimeout:   cfg.IdleTimeout,
-	})
 	if err := s.setupFeeds(); err != nil {
 		s.cancelBase()
 		return nil, err

@@ -5,14 +5,18 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // tunnel is one CONNECT tunnel: the hijacked client connection and the
 // connection to the target.
 type tunnel struct {
 	client, up net.Conn
-	once       sync.Once
-	closed     atomic.Bool
+	// timeout is the tunnel's header timeout: the hint's, else the
+	// daemon's.
+	timeout time.Duration
+	once    sync.Once
+	closed  atomic.Bool
 }
 
 // close closes both sides; it is safe to call more than once and from

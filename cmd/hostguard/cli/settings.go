@@ -118,6 +118,8 @@ var options = []option{
 		usage: "recovery probes running at once; negative: no probes, the first request after an open period is the trial"},
 	{name: "header_timeout", field: func(s *settings) any { return &s.server.HeaderTimeout }, def: transport.DefaultHeaderTimeout,
 		usage: "wait for an upstream's response headers (and a tunnel target's first byte) before it counts as not answering"},
+	{name: "give_up_after", field: func(s *settings) any { return &s.server.GiveUpAfter }, def: server.DefaultGiveUpAfter,
+		usage: "how long the upstream must have owed a client its answer for the client going away to count as the host not answering; 0 turns it off"},
 	{name: "idle_timeout", field: func(s *settings) any { return &s.server.IdleTimeout }, def: transport.DefaultIdleTimeout,
 		usage: "longest stall of an upstream body; a body that keeps arriving is never cut"},
 	{name: "ticket_lease", field: func(s *settings) any { return &s.server.TicketLease }, def: server.DefaultTicketLease,
