@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -342,4 +344,74 @@ func TestExtendedTrialIsNotFreed(t *testing.T) {
 	}
 	d.call(t, "POST", "/v1/guard/acquire", map[string]any{"url": ep}, 503, nil)
 	d.call(t, "POST", "/v1/guard/report", map[string]any{"ticket": trial.Ticket, "outcome": "answered"}, 200, nil)
+}
+
+func TestSignals(t *testing.T) {
+	bin := buildBinary(t)
+	t.Run("SIGHUP reloads the file and keeps state", func(t *testing.T) {
+		dir := t.TempDir()
+		config := filepath.Join(dir, "hostguard.json")
+		write := func(body string) {
+			if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(`{"budget": {"validation": 50, "sources": [{"name": "films", "owner_daily_limit": 1000}]}}`)
+		d := start(t, bin, filepath.Join(dir, "r.db"), "--config", config)
+		// Some state: an open endpoint.
+		for range 2 {
+			var a struct {
+				Ticket string `json:"ticket"`
+			}
+			d.call(t, "POST", "/v1/guard/acquire", map[string]any{"url": "http://kept.example"}, 200, &a)
+			d.call(t, "POST", "/v1/guard/report", map[string]any{"ticket": a.Ticket, "outcome": "failed"}, 200, nil)
+		}
+		write(`{"log_level": "debug", "ticket_lease": "7s",
+			"budget": {"validation": 70, "sources": [{"name": "films", "owner_daily_limit": 1000}, {"name": "tv", "owner_daily_limit": 200}]}}`)
+		d.cmd.Process.Signal(syscall.SIGHUP)
+		waitfor.True(t, 10*time.Second, "the reload line", func() bool {
+			return strings.Contains(d.logs.String(), "configuration reloaded")
+		})
+		if !strings.Contains(d.logs.String(), "need a restart") || !strings.Contains(d.logs.String(), "ticket_lease") {
+			t.Fatalf("the unreloadable setting was not named:\n%s", d.logs.String())
+		}
+		var rep struct {
+			Kinds []struct {
+				Kind      string `json:"kind"`
+				Allowance int64  `json:"allowance"`
+			} `json:"kinds"`
+			Sources []struct {
+				Name string `json:"name"`
+			} `json:"sources"`
+		}
+		d.call(t, "GET", "/v1/budget", nil, 200, &rep)
+		names := fmt.Sprint(rep.Sources)
+		if kinds := fmt.Sprint(rep.Kinds); !strings.Contains(kinds, "{validation 70}") || !strings.Contains(names, "tv") {
+			t.Fatalf("after the reload: kinds %s, sources %s", kinds, names)
+		}
+		if d.endpoint(t, "http://kept.example").State != "open" {
+			t.Fatal("the reload dropped the guard's state")
+		}
+		// Still serving: SIGHUP did not stop it.
+		d.call(t, "GET", "/healthz", nil, 200, nil)
+	})
+	t.Run("a second signal during the drain exits at once", func(t *testing.T) {
+		d := start(t, bin, filepath.Join(t.TempDir(), "q.db"), "--shutdown-timeout", "30s", "--header-timeout", "30s")
+		hole := blackHole(t)
+		// An in-flight request keeps the drain going.
+		go proxyClient(d, 20*time.Second).Get("http://" + hole + "/")
+		waitfor.True(t, 5*time.Second, "the request to be in flight", func() bool { return d.endpoint(t, "http://"+hole).TicketsOut == 1 })
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		waitfor.True(t, 5*time.Second, "the drain to start", func() bool { return strings.Contains(d.logs.String(), "shutting down") })
+		began := time.Now()
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a second SIGTERM did not end the drain")
+		}
+		if el := time.Since(began); el > 3*time.Second {
+			t.Fatalf("exited %v after the second signal", el)
+		}
+	})
 }

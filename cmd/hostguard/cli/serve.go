@@ -186,25 +186,34 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 func runServe(args []string, _, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return serve(ctx, args, stderr)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	return serveSignals(sigs, args, stderr)
 }
 
 // serve runs the daemon until ctx ends. Tests call it directly with a
 // context they cancel.
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
+	return serveWith(ctx, args, stderr, nil)
+}
+
+// serveWith is serve with a reload on every receive from hup.
+func serveWith(ctx context.Context, args []string, stderr io.Writer, hup <-chan struct{}) int {
 	s, code, stop := parseServe(args, stderr)
 	if stop {
 		return code
 	}
-	level, _ := parseLevel(s.logLevel)
+	level := new(slog.LevelVar)
+	l, _ := parseLevel(s.logLevel)
+	level.Set(l)
 	var h slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})
 	if s.logFormat == "json" {
 		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
 	}
 	log := slog.New(h)
-	if err := runDaemon(ctx, s, log); err != nil {
+	rl := &reloader{args: args, stderr: stderr, log: log, level: level, cur: s, warned: map[string]bool{}}
+	if err := runDaemon(ctx, s, log, hup, rl); err != nil {
 		log.Error("hostguard serve: " + err.Error())
 		return ExitError
 	}
@@ -213,7 +222,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 
 // runDaemon opens the store, builds the libraries from s and serves until
 // ctx ends.
-func runDaemon(ctx context.Context, s *settings, log *slog.Logger) error {
+func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan struct{}, rl *reloader) error {
 	dsn := s.db
 	if dsn == "" {
 		p, err := defaultDBPath()
@@ -285,6 +294,19 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger) error {
 	log.Info("hostguard: listening", "api", api.Addr().String(), "proxy", proxyAddr,
 		"store", kind, "auth", cfg.Token != "", "allow_private", cfg.AllowPrivate, "config", s.config,
 		"feeds", len(cfg.Feeds), "budget_sources", len(s.budget.Sources), "node", cfg.Elector.NodeID(), "version", version())
+	if hup != nil {
+		rl.budget = cfg.Budget
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-hup:
+					rl.reload(ctx)
+				}
+			}
+		}()
+	}
 	return srv.Serve(ctx, api, proxy)
 }
 

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/hostguard/hostguard/budget"
+)
+
+// serveSignals runs the daemon under process signals: the first SIGINT or
+// SIGTERM starts the graceful stop, a second one during the drain exits
+// at once, and SIGHUP reloads the configuration file (see reloader), so
+// systemctl reload, logrotate or a closed terminal never end the daemon.
+func serveSignals(sigs <-chan os.Signal, args []string, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hup := make(chan struct{}, 1)
+	go func() {
+		stopping := false
+		for sig := range sigs {
+			switch {
+			case sig == syscall.SIGHUP:
+				select {
+				case hup <- struct{}{}:
+				default: // one reload pending is as good as two
+				}
+			case stopping:
+				fmt.Fprintf(stderr, "hostguard serve: second %v during the drain; exiting now\n", sig)
+				os.Exit(ExitError)
+			default:
+				stopping = true
+				cancel()
+			}
+		}
+	}()
+	return serveWith(ctx, args, stderr, hup)
+}
+
+// reloader applies a re-read configuration to a running daemon: the log
+// level, the budget's sources and limits. Every other setting that
+// changed needs a restart; it is logged once and kept as it was. State
+// (the guard's endpoints, tickets, tunnels) is never touched.
+type reloader struct {
+	args   []string
+	stderr io.Writer
+	log    *slog.Logger
+	level  *slog.LevelVar
+	budget *budget.Budget
+	cur    *settings // what the daemon runs with
+	warned map[string]bool
+}
+
+// reloadable are the options a reload applies.
+var reloadable = map[string]bool{
+	"log_level": true, "budget.total": true, "budget.validation": true, "budget.candidate": true,
+	"budget.descriptor": true, "budget.bytes": true,
+}
+
+func (r *reloader) reload(ctx context.Context) {
+	next, code, stop := parseServe(r.args, r.stderr)
+	if stop || code != 0 {
+		r.log.Error("hostguard: reload refused: the configuration does not parse; keeping the running one", "config", r.cur.config)
+		return
+	}
+	var applied, restart []string
+	for _, o := range options {
+		if reflect.DeepEqual(reflect.ValueOf(o.field(r.cur)).Elem().Interface(), reflect.ValueOf(o.field(next)).Elem().Interface()) {
+			continue
+		}
+		if !reloadable[o.name] {
+			restart = append(restart, o.name)
+			copyField(o, r.cur, next) // kept as it was
+			continue
+		}
+		applied = append(applied, o.name)
+	}
+	if !reflect.DeepEqual(r.cur.server.Feeds, next.server.Feeds) {
+		restart = append(restart, "feeds")
+		next.server.Feeds = r.cur.server.Feeds
+	}
+	if lv, err := parseLevel(next.logLevel); err == nil {
+		r.level.Set(lv)
+	}
+	if slices.ContainsFunc(applied, func(n string) bool { return strings.HasPrefix(n, "budget.") }) {
+		if err := r.budget.SetLimits(ctx, next.budget.Limits); err != nil {
+			r.log.Error("hostguard: reload: the budget limits were not applied", "err", err)
+		}
+	}
+	applied = append(applied, r.reloadSources(ctx, next)...)
+	var fresh []string
+	for _, n := range restart {
+		if !r.warned[n] {
+			r.warned[n] = true
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) > 0 {
+		r.log.Warn("hostguard: reload: these settings need a restart and keep their running values", "settings", strings.Join(fresh, ","))
+	}
+	r.log.Info("hostguard: configuration reloaded", "config", r.cur.config, "applied", strings.Join(applied, ","))
+	r.cur = next
+}
+
+// reloadSources applies the configured budget sources: a new one is added
+// to the base configuration, a changed one is set (as PUT
+// /v1/budget/sources does). A source gone from the file keeps running
+// until a restart: removing it would fail its admissions mid-flight.
+func (r *reloader) reloadSources(ctx context.Context, next *settings) []string {
+	var applied []string
+	old := map[string]budget.Source{}
+	for _, s := range r.cur.budget.Sources {
+		old[s.Name] = s
+	}
+	for _, s := range next.budget.Sources {
+		prev, had := old[s.Name]
+		delete(old, s.Name)
+		switch {
+		case !had:
+			if _, err := r.budget.AddBaseSource(s); err != nil {
+				r.log.Error("hostguard: reload: a budget source was not added", "source", s.Name, "err", err)
+				continue
+			}
+		case !reflect.DeepEqual(prev, s):
+			if err := r.budget.SetSource(ctx, s); err != nil {
+				r.log.Error("hostguard: reload: a budget source was not changed", "source", s.Name, "err", err)
+				continue
+			}
+		default:
+			continue
+		}
+		applied = append(applied, "budget.sources."+s.Name)
+	}
+	for name := range old {
+		if !r.warned["budget.sources."+name] {
+			r.warned["budget.sources."+name] = true
+			r.log.Warn("hostguard: reload: a removed budget source keeps running until a restart", "source", name)
+		}
+		next.budget.Sources = append(next.budget.Sources, r.cur.budget.Sources[slices.IndexFunc(r.cur.budget.Sources, func(s budget.Source) bool { return s.Name == name })])
+	}
+	return applied
+}
