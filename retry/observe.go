@@ -38,15 +38,44 @@ type ObserveParams struct {
 // the worker holding it is not disturbed and finished work is not reopened.
 // Observations never count as attempts and never touch the history.
 // An unknown id is ErrNotFound unless p.AddIfMissing.
+//
+// Concurrent Observe calls share transactions: a call that arrives while
+// another is being written waits for the next write, which carries every
+// call that came meanwhile (with the same parameters, one ObserveMany each).
+// Each call still returns only once its own sighting is committed, so a
+// crawler reporting sightings one by one from many goroutines gets
+// ObserveMany's throughput without batching them itself.
 func (s *Scheduler) Observe(ctx context.Context, id string, p ObserveParams) (ObserveResult, error) {
-	res, err := s.ObserveMany(ctx, []string{id}, p)
+	if err := checkID(id); err != nil {
+		return ObserveResult{}, err
+	}
+	if err := checkObserveParams(p); err != nil {
+		return ObserveResult{}, err
+	}
+	res, err := s.observeShared(ctx, id, p)
 	if err != nil {
 		return ObserveResult{}, err
 	}
-	if res[0].Unknown {
+	if res.Unknown {
 		return ObserveResult{}, ErrNotFound
 	}
-	return res[0], nil
+	return res, nil
+}
+
+func checkObserveParams(p ObserveParams) error {
+	if p.Boost < 0 {
+		return invalid("boost", "%d is negative", p.Boost)
+	}
+	if err := checkPriority("boost", p.Boost); err != nil {
+		return err
+	}
+	if err := checkPriority("priority", p.Priority); err != nil {
+		return err
+	}
+	if err := checkPayload(p.Payload); err != nil {
+		return err
+	}
+	return checkSource(p.Source)
 }
 
 // ObserveMany is Observe for a batch of sightings, in one transaction; a
@@ -62,24 +91,17 @@ func (s *Scheduler) ObserveMany(ctx context.Context, ids []string, p ObservePara
 			return nil, invalid("ids["+strconv.Itoa(i)+"]", "%s", err.(*InputError).Reason)
 		}
 	}
-	if p.Boost < 0 {
-		return nil, invalid("boost", "%d is negative", p.Boost)
-	}
-	if err := checkPriority("boost", p.Boost); err != nil {
-		return nil, err
-	}
-	if err := checkPriority("priority", p.Priority); err != nil {
-		return nil, err
-	}
-	if err := checkPayload(p.Payload); err != nil {
-		return nil, err
-	}
-	if err := checkSource(p.Source); err != nil {
+	if err := checkObserveParams(p); err != nil {
 		return nil, err
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	return s.observeMany(ctx, ids, p)
+}
+
+// observeMany is ObserveMany after its checks.
+func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObserveParams) ([]ObserveResult, error) {
 	boost := p.Boost
 	if boost == 0 {
 		boost = s.cfg.ObserveStep

@@ -26,9 +26,10 @@ const maxNotBefore = 100 * 365 * 24 * time.Hour
 // nodes) may share one store. Build one with New; most callers want Add,
 // Claim and then Succeed or Fail for each lease.
 type Scheduler struct {
-	store   Store
-	cfg     Config
-	waiting atomic.Int64
+	store    Store
+	cfg      Config
+	waiting  atomic.Int64
+	observes observeQueue
 }
 
 // New returns a Scheduler over store. It rejects a Config with a bad field,

@@ -73,12 +73,15 @@ type Dormant struct {
 	System  string
 	Backlog int
 	Load    time.Duration // adding the backlog
-	// Claims holds the duration of every claim call made while the trickle
-	// ran (hostguard only: River's fetches are internal).
+	// Claims holds the duration of every claim call made while the
+	// polling trickle ran (hostguard only: River's fetches are internal).
 	Claims []time.Duration
-	// Lags holds, for each trickle item, the time from its insert returning
-	// to a worker holding it.
-	Lags []time.Duration
+	// Lags holds, for each trickle item, the time from its insert starting
+	// to a worker holding it; for hostguard the worker waits in a blocking
+	// claim. PollLags is the same for a hostguard worker that sleeps Poll
+	// after an empty claim instead (empty for River).
+	Lags     []time.Duration
+	PollLags []time.Duration
 	// Burst is how many backlog items were reactivated; Reactivate is how
 	// long the calls took, and Drain the time from the first call until
 	// every one of them had been worked.

@@ -49,8 +49,14 @@ func addItems(ctx context.Context, s *retry.Scheduler, prefix string, n, batch i
 // calling seen for each. It returns how many it settled and how long the
 // Claim call took.
 func claimAndSucceed(ctx context.Context, s *retry.Scheduler, n int, seen func(retry.Lease)) (int, time.Duration, error) {
+	return claimAndSucceedWait(ctx, s, n, 0, seen)
+}
+
+// claimAndSucceedWait is claimAndSucceed with a claim that waits up to
+// wait for work.
+func claimAndSucceedWait(ctx context.Context, s *retry.Scheduler, n int, wait time.Duration, seen func(retry.Lease)) (int, time.Duration, error) {
 	t0 := time.Now()
-	leases, err := s.Claim(ctx, retry.ClaimParams{N: n, Lease: time.Minute, Worker: "bench"})
+	leases, err := s.Claim(ctx, retry.ClaimParams{N: n, Lease: time.Minute, Worker: "bench", Wait: wait})
 	took := time.Since(t0)
 	if err != nil || len(leases) == 0 {
 		return 0, took, err

@@ -38,53 +38,12 @@ func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dorman
 	}
 	d.Load = time.Since(t0)
 
-	// Trickle: one feeder adds due items at a steady pace, one worker polls.
-	// UnixNano when the insert began: the lag includes the insert itself,
-	// for both systems, and never depends on which side wins a race.
-	added := make([]atomic.Int64, o.Trickle)
-	feedErr := make(chan error, 1)
-	go func() {
-		tick := time.NewTicker(max(o.Every, time.Microsecond))
-		defer tick.Stop()
-		for i := range o.Trickle {
-			added[i].Store(time.Now().UnixNano())
-			if _, err := s.Add(ctx, retry.NewItem{ID: itemID("due", i)}); err != nil {
-				feedErr <- fmt.Errorf("queue: trickle add: %w", err)
-				return
-			}
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-				feedErr <- ctx.Err()
-				return
-			}
-		}
-		feedErr <- nil
-	}()
-	var seenErr error
-	seen := func(l retry.Lease) {
-		i, err := strconv.Atoi(strings.TrimPrefix(l.ID, "due-"))
-		if err != nil || i < 0 || i >= o.Trickle {
-			seenErr = fmt.Errorf("queue: claimed %q during the trickle, a backlog item that is not due", l.ID)
-			return
-		}
-		d.Lags = append(d.Lags, time.Since(time.Unix(0, added[i].Load())))
+	// Trickle, twice: a worker that sleeps o.Poll after an empty claim,
+	// then one that waits in a blocking claim.
+	if d.PollLags, d.Claims, err = hostguardTrickle(ctx, s, "pdue", o, false); err != nil {
+		return d, err
 	}
-	for got := 0; got < o.Trickle; {
-		n, took, err := claimAndSucceed(ctx, s, 100, seen)
-		if err != nil {
-			return d, err
-		}
-		if seenErr != nil {
-			return d, seenErr
-		}
-		d.Claims = append(d.Claims, took)
-		got += n
-		if n == 0 {
-			time.Sleep(o.Poll)
-		}
-	}
-	if err := <-feedErr; err != nil {
+	if d.Lags, _, err = hostguardTrickle(ctx, s, "due", o, true); err != nil {
 		return d, err
 	}
 
@@ -165,4 +124,61 @@ func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size,
 	}
 	workWG.Wait()
 	return calls, time.Since(t0), errors.Join(errs...)
+}
+
+// hostguardTrickle adds o.Trickle due items named prefix-i at a steady
+// pace while one worker claims them, polling or blocking, and returns each
+// item's lag (from its insert starting to the worker holding it) and the
+// duration of every claim call.
+func hostguardTrickle(ctx context.Context, s *retry.Scheduler, prefix string, o DormantOptions, block bool) (lags, claims []time.Duration, err error) {
+	// UnixNano when the insert began: the lag includes the insert itself,
+	// for both systems, and never depends on which side wins a race.
+	added := make([]atomic.Int64, o.Trickle)
+	feedErr := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(max(o.Every, time.Microsecond))
+		defer tick.Stop()
+		for i := range o.Trickle {
+			added[i].Store(time.Now().UnixNano())
+			if _, err := s.Add(ctx, retry.NewItem{ID: itemID(prefix, i)}); err != nil {
+				feedErr <- fmt.Errorf("queue: trickle add: %w", err)
+				return
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				feedErr <- ctx.Err()
+				return
+			}
+		}
+		feedErr <- nil
+	}()
+	var seenErr error
+	seen := func(l retry.Lease) {
+		i, err := strconv.Atoi(strings.TrimPrefix(l.ID, prefix+"-"))
+		if err != nil || i < 0 || i >= o.Trickle {
+			seenErr = fmt.Errorf("queue: claimed %q during the trickle, a backlog item that is not due", l.ID)
+			return
+		}
+		lags = append(lags, time.Since(time.Unix(0, added[i].Load())))
+	}
+	wait := time.Duration(0)
+	if block {
+		wait = time.Second
+	}
+	for got := 0; got < o.Trickle; {
+		n, took, err := claimAndSucceedWait(ctx, s, 100, wait, seen)
+		if err != nil {
+			return lags, claims, err
+		}
+		if seenErr != nil {
+			return lags, claims, seenErr
+		}
+		claims = append(claims, took)
+		got += n
+		if n == 0 && !block {
+			time.Sleep(o.Poll)
+		}
+	}
+	return lags, claims, <-feedErr
 }

@@ -48,6 +48,9 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 			res.Added++
 		}
 	}
+	if res.Added > 0 {
+		s.retryChanged()
+	}
 	return res, nil
 }
 
@@ -199,8 +202,11 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	slices.Sort(distinct)
 	distinct = slices.Compact(distinct)
 	var errs []error
+	// waiting is whether a written record waits for a claim again.
+	var waiting bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		errs = make([]error, len(q.IDs))
+		waiting = false
 		inserted := map[string]bool{}
 		if a := q.AddMissing; a != nil {
 			// Sorted ids: concurrent inserts of the same ids wait for
@@ -269,6 +275,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			if !dirty[r.ID] {
 				continue
 			}
+			waiting = waiting || r.State == retry.Pending || r.State == retry.Scheduled
 			upd := r.UpdatedAt
 			ids = append(ids, &r.ID)
 			prios = append(prios, int32(r.Priority))
@@ -307,6 +314,9 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	})
 	if err != nil {
 		return retry.StoreUpdateResult{}, fmt.Errorf("postgres: retry update: %w", err)
+	}
+	if waiting {
+		s.retryChanged()
 	}
 	return retry.StoreUpdateResult{Errs: errs}, nil
 }
@@ -422,6 +432,9 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 			r = retry.ObserveResult{ID: id, Unknown: true}
 		}
 		out[i] = r
+	}
+	if len(byID) > 0 {
+		s.retryChanged()
 	}
 	return retry.StoreObserveResult{Results: out}, nil
 }

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,17 +14,29 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// retryWaker listens for the retry_items_notify trigger's notifications
-// on a connection of its own and wakes this handle's waiting claims. It
-// starts with the first waiting claim and stops when the Store closes.
+// retryWaker wakes waiting claims on every node. After a write that may
+// make work claimable commits, the store wakes its own waiting claims at
+// once and asks its notifier to send a NOTIFY on the channel
+// 'hostguard_retry.<schema>'; the notifier sends one at a time, and
+// requests that arrive meanwhile share the next one. Each handle with
+// waiting claims listens on a connection of its own. The NOTIFY carries
+// the handle's random id, so that its own listener skips what it already
+// woke. Listener and notifier start when first needed and stop when the
+// Store closes.
 type retryWaker struct {
 	mu      sync.Mutex
 	sig     retrystore.Signal
-	started bool
+	started bool // the listener
 	closed  bool
 	ready   chan struct{} // closed after the first attempt to listen
 	cancel  context.CancelFunc
 	done    chan struct{}
+
+	id          string        // this handle's payload
+	notifying   bool          // the notifier runs
+	notify      chan struct{} // a pending request, buffer 1
+	notifyDone  chan struct{}
+	channelName string
 }
 
 // Reconnection pauses after the listening connection fails: a store
@@ -115,25 +129,91 @@ func (s *Store) retryListenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	listening()
+	w := &s.wake
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		w := &s.wake
-		w.sig.Fire()
+		if n.Payload != w.selfID() {
+			w.sig.Fire()
+		}
 	}
 }
 
-// closeWake stops the listener, if it runs, and waits for it.
+// selfID is this handle's NOTIFY payload, drawn once.
+func (w *retryWaker) selfID() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.id == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		w.id = hex.EncodeToString(b[:])
+	}
+	return w.id
+}
+
+// retryChanged is called after a committed write that may make work
+// claimable: it wakes this handle's waiting claims and has the notifier
+// tell the other nodes. It never blocks on the database.
+func (s *Store) retryChanged() {
+	w := &s.wake
+	w.sig.Fire()
+	id := w.selfID()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	if !w.notifying {
+		w.notifying = true
+		w.notify = make(chan struct{}, 1)
+		w.notifyDone = make(chan struct{})
+		go s.retryNotifier(id, w.notify, w.notifyDone)
+	}
+	select {
+	case w.notify <- struct{}{}:
+	default: // one is pending already; it covers this change too
+	}
+}
+
+// retryNotifier sends one NOTIFY per batch of requests until the request
+// channel closes. A failed NOTIFY is dropped: other nodes' waiting claims
+// fall back to their poll.
+func (s *Store) retryNotifier(id string, requests <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	w := &s.wake
+	for range requests {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if w.channelName == "" {
+			var name string
+			if err := s.pool.QueryRow(ctx, `SELECT 'hostguard_retry.' || current_schema()`).Scan(&name); err == nil {
+				w.channelName = name
+			}
+		}
+		if w.channelName != "" {
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, w.channelName, id)
+		}
+		cancel()
+	}
+}
+
+// closeWake stops the listener and the notifier, if they run, and waits
+// for them.
 func (s *Store) closeWake() {
 	w := &s.wake
 	w.mu.Lock()
 	w.closed = true
 	started, cancel, done := w.started, w.cancel, w.done
+	notifying, notify, notifyDone := w.notifying, w.notify, w.notifyDone
 	w.mu.Unlock()
 	if started {
 		cancel()
 		<-done
+	}
+	if notifying {
+		close(notify)
+		<-notifyDone
 	}
 	w.sig.Fire()
 }

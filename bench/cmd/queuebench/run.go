@@ -146,9 +146,9 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 		b.WriteString("\n")
 	}
 	if !o.skip["backlog"] {
-		fmt.Fprintf(&b, "Backlog: %d items due in 30 days; then %d due items added one every 5 ms while one worker claims (hostguard polls every 5 ms when idle; River is woken by its LISTEN/NOTIFY and polls every 20 ms); then %d backlog items reactivated at once, one call per item (hostguard Observe with ReactivateWithin 1 ms, 4 callers; River JobRetry, 4 callers), and as many others in batches (hostguard ObserveMany, 1 000 per call, 1 caller; River has no batch call); 2 hostguard workers claim meanwhile. Lag = from the insert call starting to a worker holding the item. One run each.\n\n",
+		fmt.Fprintf(&b, "Backlog: %d items due in 30 days; then %d due items added one every 5 ms while one worker claims (hostguard twice: a worker that sleeps 5 ms after an empty claim, then one in a blocking claim, woken by LISTEN/NOTIFY on PostgreSQL and in process on SQLite; River is woken by its LISTEN/NOTIFY and polls every 20 ms); then %d backlog items reactivated at once, one call per item (hostguard Observe with ReactivateWithin 1 ms, 4 callers; River JobRetry, 4 callers), and as many others in batches (hostguard ObserveMany, 1 000 per call, 1 caller; River has no batch call); 2 hostguard workers claim meanwhile. Lag = from the insert call starting to a worker holding the item. One run each.\n\n",
 			o.dormant.Backlog, o.dormant.Trickle, o.dormant.Burst)
-		b.WriteString("| system | backlog load (items/s) | claim call p50 / p99 (ms) | due → claimed p50 / p99 (ms) | reactivate one by one (items/s) | drained (s) | reactivate in batches of 1 000 (items/s) | drained (s) |\n|---|---:|---|---|---:|---:|---:|---:|\n")
+		b.WriteString("| system | backlog load (items/s) | claim call p50 / p99 (ms) | due → claimed, polling p50 / p99 (ms) | due → claimed, blocking claim or River p50 / p99 (ms) | reactivate one by one (items/s) | drained (s) | reactivate in batches of 1 000 (items/s) | drained (s) |\n|---|---:|---|---|---|---:|---:|---:|---:|\n")
 		for _, pair := range pairs {
 			for _, sys := range pair {
 				if sys.dormant == nil {
@@ -170,8 +170,12 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 				if d.BatchDrain > 0 {
 					batch = fmt.Sprintf("%.0f | %.2f", float64(d.Burst)/d.BatchReactivate.Seconds(), d.BatchDrain.Seconds())
 				}
-				fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f / %.2f | %.0f | %.2f | %s |\n", sys.name,
-					float64(d.Backlog)/d.Load.Seconds(), claims,
+				polled := "n/a"
+				if len(d.PollLags) > 0 {
+					polled = fmt.Sprintf("%.2f / %.2f", msf(queue.Quantile(d.PollLags, 0.5)), msf(queue.Quantile(d.PollLags, 0.99)))
+				}
+				fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.2f / %.2f | %.0f | %.2f | %s |\n", sys.name,
+					float64(d.Backlog)/d.Load.Seconds(), claims, polled,
 					msf(queue.Quantile(d.Lags, 0.5)), msf(queue.Quantile(d.Lags, 0.99)),
 					float64(d.Burst)/d.Reactivate.Seconds(), d.Drain.Seconds(), batch)
 				fmt.Fprintf(log, "backlog %-22s load %v lag p50 %v drain %v\n", sys.name, d.Load, queue.Quantile(d.Lags, 0.5), d.Drain)
