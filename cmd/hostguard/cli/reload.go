@@ -22,9 +22,17 @@ func serveSignals(sigs <-chan os.Signal, args []string, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hup := make(chan struct{}, 1)
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		stopping := false
-		for sig := range sigs {
+		for {
+			var sig os.Signal
+			select {
+			case <-done:
+				return
+			case sig = <-sigs:
+			}
 			switch {
 			case sig == syscall.SIGHUP:
 				select {
