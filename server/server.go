@@ -91,11 +91,13 @@ func New(cfg Config) (*Server, error) {
 		// Proxy stays nil on purpose: the daemon is often someone's
 		// HTTP_PROXY, and reading that here would send its own upstream
 		// requests back into itself.
-		Proxy:                 nil,
-		DialContext:           s.dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   16,
+		Proxy:             nil,
+		DialContext:       s.dialer.DialContext,
+		ForceAttemptHTTP2: true,
+		MaxIdleConns:      256,
+		// As many idle connections per host as a busy client keeps open
+		// to the proxy: with fewer, every request beyond them dials anew.
+		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   cfg.HeaderTimeout,
 		ExpectContinueTimeout: time.Second,
