@@ -178,6 +178,42 @@ type Stats struct {
 	// metrics. PrunedAt is when it last deleted any; zero if never.
 	Pruned   int64     `json:"pruned"`
 	PrunedAt time.Time `json:"pruned_at,omitzero"`
+	// Schedule is what the Scheduler that answered applies, so that a
+	// dashboard or `hostguard items stats` shows why items wait as long
+	// as they do.
+	Schedule Schedule `json:"schedule"`
+}
+
+// Schedule is the part of a Scheduler's Config that decides waits.
+type Schedule struct {
+	// Default is the ladder of classes without one of their own.
+	Default Ladder `json:"default"`
+	// Classes are the classes with a schedule of their own.
+	Classes map[string]ClassConfig `json:"classes"`
+	// ReactivateWithin is how soon a sighting makes a waiting item due.
+	ReactivateWithin time.Duration `json:"-"`
+	// KeepDone is how long done items are kept; negative for ever.
+	KeepDone time.Duration `json:"-"`
+}
+
+// MarshalJSON spells the durations as Go duration strings, as the
+// configuration file does.
+func (s Schedule) MarshalJSON() ([]byte, error) {
+	type plain Schedule
+	keep := s.KeepDone.String()
+	if s.KeepDone < 0 {
+		keep = "forever"
+	}
+	classes := s.Classes
+	if classes == nil {
+		classes = map[string]ClassConfig{}
+	}
+	s.Classes = classes
+	return json.Marshal(struct {
+		plain
+		ReactivateWithin string `json:"reactivate_within"`
+		KeepDone         string `json:"keep_done"`
+	}{plain(s), s.ReactivateWithin.String(), keep})
 }
 
 // MarshalJSON adds the lag in seconds, the unit people read dashboards in.

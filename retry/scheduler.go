@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,5 +136,18 @@ func (s *Scheduler) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	return statsFrom(res, now), nil
+	st := statsFrom(res, now)
+	st.Schedule = s.Schedule()
+	return st, nil
+}
+
+// Schedule returns the ladders, reactivation window and retention the
+// Scheduler applies, defaults filled in.
+func (s *Scheduler) Schedule() Schedule {
+	return Schedule{
+		Default:          slices.Clone(s.cfg.Default),
+		Classes:          maps.Clone(s.cfg.Classes),
+		ReactivateWithin: s.cfg.ReactivateWithin,
+		KeepDone:         s.cfg.KeepDone,
+	}
 }

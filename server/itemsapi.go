@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
@@ -49,6 +50,9 @@ type claimRequest struct {
 	N            *int     `json:"n"`
 	LeaseSeconds *float64 `json:"lease_seconds"`
 	Worker       string   `json:"worker"`
+	// WaitSeconds makes the claim a long poll: it answers as soon as work
+	// is due, or with no leases after this long.
+	WaitSeconds *float64 `json:"wait_seconds"`
 }
 
 type claimResponse struct {
@@ -82,8 +86,23 @@ func (s *Server) itemsClaim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	leases, err := s.cfg.Retry.Claim(r.Context(), retry.ClaimParams{N: *req.N, Lease: lease, Worker: req.Worker})
-	if err != nil {
+	var wait time.Duration
+	if req.WaitSeconds != nil {
+		v := *req.WaitSeconds
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return badRequest("wait_seconds", "wait_seconds must be a number of seconds")
+		}
+		// Clamped just past the longest wait so that the conversion
+		// cannot overflow and the scheduler still refuses it.
+		wait = time.Duration(min(v, retry.MaxClaimWait.Seconds()+1) * float64(time.Second))
+	}
+	// A waiting claim ends when the daemon starts shutting down, with no
+	// leases, so that it does not hold the drain up.
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	defer context.AfterFunc(s.draining, stop)()
+	leases, err := s.cfg.Retry.Claim(ctx, retry.ClaimParams{N: *req.N, Lease: lease, Worker: req.Worker, Wait: wait})
+	if err != nil && !(errors.Is(err, context.Canceled) && r.Context().Err() == nil && wait > 0) {
 		return failed("claiming items", err)
 	}
 	if leases == nil {

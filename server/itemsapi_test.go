@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/base64"
+	"github.com/hostguard/hostguard/internal/waitfor"
 	"net/http"
 	"net/url"
 	"strings"
@@ -270,5 +271,63 @@ func TestItemsBatchObserveAndSettle(t *testing.T) {
 	decodeInto(t, f.do("POST", "/v1/items/settle", map[string]any{"outcomes": outcomes[:2]}), &settled)
 	if !settled.Results[0].OK || !settled.Results[1].OK {
 		t.Fatalf("repeated settle: %+v", settled.Results)
+	}
+}
+
+func TestItemsClaimLongPoll(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	type answered struct {
+		a  answer
+		at time.Time
+	}
+	got := make(chan answered, 1)
+	go func() {
+		a := f.do("POST", "/v1/items/claim", map[string]any{"n": 5, "lease_seconds": 30, "wait_seconds": 60})
+		got <- answered{a, time.Now()}
+	}()
+	waitfor.True(t, 10*time.Second, "the claim waits", func() bool { return f.s.cfg.Retry.Waiting() == 1 })
+	added := time.Now()
+	decodeInto(t, f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "late"}}}), &struct{}{})
+	r := <-got
+	var out struct {
+		Leases []leaseJSON `json:"leases"`
+	}
+	decodeInto(t, r.a, &out)
+	if len(out.Leases) != 1 || out.Leases[0].ID != "late" || r.at.Sub(added) > 10*time.Second {
+		t.Fatalf("long poll answered %+v %v after the add", out.Leases, r.at.Sub(added))
+	}
+	// Nothing due: a short wait answers with no leases.
+	var empty struct {
+		Leases []leaseJSON `json:"leases"`
+	}
+	decodeInto(t, f.do("POST", "/v1/items/claim", map[string]any{"n": 5, "lease_seconds": 30, "wait_seconds": 0.05}), &empty)
+	if empty.Leases == nil || len(empty.Leases) != 0 {
+		t.Fatalf("an empty long poll answered %+v; want []", empty.Leases)
+	}
+	for _, w := range []any{-1, 301, "soon"} {
+		a := f.do("POST", "/v1/items/claim", map[string]any{"n": 1, "lease_seconds": 30, "wait_seconds": w})
+		expectError(t, a, http.StatusBadRequest, "wait_seconds")
+	}
+}
+
+func TestItemsClaimLongPollEndsAtShutdown(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.ShutdownTimeout = time.Minute })
+	got := make(chan answer, 1)
+	go func() {
+		got <- f.do("POST", "/v1/items/claim", map[string]any{"n": 1, "lease_seconds": 30, "wait_seconds": 120})
+	}()
+	waitfor.True(t, 10*time.Second, "the claim waits", func() bool { return f.s.cfg.Retry.Waiting() == 1 })
+	start := time.Now()
+	if err := f.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Leases []leaseJSON `json:"leases"`
+	}
+	decodeInto(t, <-got, &out)
+	if len(out.Leases) != 0 || time.Since(start) > 30*time.Second {
+		t.Fatalf("at shutdown the long poll answered %+v after %v", out, time.Since(start))
 	}
 }

@@ -73,6 +73,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 		}
 	}
 	s.log.Info("server: shutting down", "drain", s.cfg.ShutdownTimeout)
+	s.stopDraining()
 	stopLead()
 	s.drain(servers)
 	for ; running > 0; running-- {

@@ -47,6 +47,10 @@ type Server struct {
 	// guard tickets are released.
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
+	// draining ends when a shutdown starts: waiting claims then answer
+	// at once instead of holding the drain up.
+	draining     context.Context
+	stopDraining context.CancelFunc
 
 	stop      chan struct{}
 	sweepDone chan struct{}
@@ -67,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 		sweepDone: make(chan struct{}),
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
+	s.draining, s.stopDraining = context.WithCancel(context.Background())
 	s.own = newOwnAddrs(cfg.Now)
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)

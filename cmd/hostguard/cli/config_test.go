@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/guard"
 )
 
@@ -112,6 +113,24 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+func TestParseConfigRetryClasses(t *testing.T) {
+	c, err := parseConfig([]byte(`{"retry": {
+		"classes": {
+			"hash_mismatch": {"ladder": ["24h", "168h", "720h"], "escalate": "sources"},
+			"no_peers": {"ladder": ["1h", "6h"]}
+		},
+		"keep_done": "240h"
+	}}`), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm, np := c.retry.Classes["hash_mismatch"], c.retry.Classes["no_peers"]
+	if len(hm.Ladder) != 3 || hm.Ladder[2] != 720*time.Hour || hm.Escalate != retry.BySources ||
+		len(np.Ladder) != 2 || np.Escalate != "" || c.retry.KeepDone != 240*time.Hour {
+		t.Fatalf("retry: %+v", c.retry)
+	}
+}
+
 func TestParseConfigErrorsNameTheSetting(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{``, "the file is empty"},
@@ -159,6 +178,13 @@ func TestParseConfigErrorsNameTheSetting(t *testing.T) {
 		{`{"feeds": {"name": "a"}}`, "feeds: must be an array"},
 		{`{"evidence": {"ttl": "-1s"}}`, "evidence.ttl"},
 		{`{"evidence": {"max_rows": -1}}`, "evidence.max_rows"},
+		{`{"retry": {"classes": {"x": {"ladder": ["1h", "0s"]}}}}`, "retry.classes.x.ladder[1]"},
+		{`{"retry": {"classes": {"x": {"ladder": []}}}}`, "retry.classes.x.ladder: is empty"},
+		{`{"retry": {"classes": {"x": {"ladder": ["1h"], "escalate": "peers"}}}}`, "retry.classes.x.escalate"},
+		{`{"retry": {"classes": {"x": {"ladder": ["soon"]}}}}`, "retry.classes"},
+		{`{"retry": {"classes": {"x": {"ladder": ["1h"], "ladders": 2}}}}`, "retry.classes.x.ladders: unknown field"},
+		{`{"retry": {"default": ["-1h"]}}`, "retry.default[0]"},
+		{`{"retry": {"keep_done": "soon"}}`, "retry.keep_done"},
 	}
 	for _, c := range cases {
 		_, err := parseConfig([]byte(c.in), testEnv)

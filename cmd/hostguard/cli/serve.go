@@ -252,7 +252,7 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 	if cfg.Health, err = health.New(st, health.Config{Logger: log}); err != nil {
 		return err
 	}
-	if cfg.Retry, err = retry.New(st, retry.Config{}); err != nil {
+	if cfg.Retry, err = retry.New(st, s.retry); err != nil {
 		return err
 	}
 	if cfg.Budget, err = budget.New(st, s.budget); err != nil {

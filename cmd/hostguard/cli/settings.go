@@ -15,6 +15,7 @@ import (
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/leader"
+	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -41,6 +42,7 @@ type settings struct {
 	budget   budget.Config
 	evidence evidence.Config
 	leader   leader.Config
+	retry    retry.Config
 
 	// cliSources are the sources of --budget-source, or of
 	// HOSTGUARD_BUDGET_SOURCES when no flag gives any (cliSourcesFrom names
@@ -135,6 +137,10 @@ var options = []option{
 	{name: "budget.candidate", field: func(s *settings) any { return &s.budget.Limits.Candidate }, fileOnly: true},
 	{name: "budget.descriptor", field: func(s *settings) any { return &s.budget.Limits.Descriptor }, fileOnly: true},
 	{name: "budget.bytes", field: func(s *settings) any { return &s.budget.Limits.Bytes }, fileOnly: true},
+	{name: "retry.classes", field: func(s *settings) any { return &s.retry.Classes }, fileOnly: true},
+	{name: "retry.default", field: func(s *settings) any { return &s.retry.Default }, fileOnly: true},
+	{name: "retry.reactivate_within", field: func(s *settings) any { return &s.retry.ReactivateWithin }, fileOnly: true},
+	{name: "retry.keep_done", field: func(s *settings) any { return &s.retry.KeepDone }, fileOnly: true},
 	{name: "evidence.fingerprint", field: func(s *settings) any { return &s.evidence.Fingerprint }, fileOnly: true},
 	{name: "evidence.ttl", field: func(s *settings) any { return &s.evidence.TTL }, fileOnly: true},
 	{name: "evidence.negative_ttl", field: func(s *settings) any { return &s.evidence.NegativeTTL }, fileOnly: true},
@@ -293,6 +299,7 @@ var libraryChecks = []struct {
 	}},
 	{"budget", func(s *settings) error { return s.budget.Validate() }},
 	{"evidence", func(s *settings) error { return s.evidence.Validate() }},
+	{"retry", func(s *settings) error { return s.retry.Validate() }},
 	{"leader", func(s *settings) error {
 		// New is leader's only check of a Config; it does not touch the
 		// store.
@@ -326,6 +333,9 @@ func inputError(err error) (field, reason string, ok bool) {
 		return e.Field, e.Reason, true
 	}
 	if e, ok := errors.AsType[*evidence.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*retry.InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
 	return "", "", false
