@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
-	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/retry"
 )
 
 const envKey = "s3cret-from-the-environment"
