@@ -1,14 +1,18 @@
 import { BadRequest, DaemonUnreachable, errorFromResponse, HostguardError, NotFound, parseProxyStatus } from "./errors.js";
 import type { Route } from "./errors.js";
+import type * as S from "./schema.js";
 import type {
   AddResult,
+  BudgetReport,
   Endpoint,
   Extension,
   Grant,
   GrantSettlement,
   Host,
   HostPage,
+  HostView,
   Item,
+  Kind,
   Lease,
   NewItem,
   ObserveResult,
@@ -17,6 +21,9 @@ import type {
   ReportResult,
   SettleOutcome,
   SettleResult,
+  SourceConfig,
+  SourceSettings,
+  StatusReport,
   Ticket,
   TicketExtension,
   TouchResult,
@@ -261,7 +268,7 @@ export class Client {
   }
 
   /** The status page's figures (GET /v1/status). */
-  status(): Promise<Record<string, unknown>> {
+  status(): Promise<StatusReport> {
     return this.call("GET", "/v1/status");
   }
 
@@ -305,13 +312,15 @@ export class GuardAPI {
 
   /** Takes a ticket for url's endpoint; FastFail when it is open. */
   acquire(url: string, opts: { exempt?: boolean } = {}): Promise<Ticket> {
-    return this.c.call("POST", "/v1/guard/acquire", compact({ url, exempt: opts.exempt || undefined }), { route: "acquire" });
+    const body: S.GuardAcquireRequest = opts.exempt ? { url, exempt: true } : { url };
+    return this.c.call("POST", "/v1/guard/acquire", body, { route: "acquire" });
   }
 
   /** Says how the ticket's request went. */
-  report(ticket: string | Ticket, outcome: Outcome, errorClass?: string): Promise<ReportResult> {
-    const id = typeof ticket === "string" ? ticket : ticket.ticket;
-    return this.c.call("POST", "/v1/guard/report", compact({ ticket: id, outcome, error_class: errorClass || undefined }));
+  report(ticket: string | Ticket, outcome: Outcome, errorClass?: S.FailureClass): Promise<ReportResult> {
+    const body: S.GuardReportRequest = { ticket: typeof ticket === "string" ? ticket : ticket.ticket, outcome };
+    if (errorClass) body.error_class = errorClass;
+    return this.c.call("POST", "/v1/guard/report", body);
   }
 
   /** Renews a ticket's lease while its request still runs. */
@@ -322,11 +331,12 @@ export class GuardAPI {
 
   /** Forgets the failures of url's endpoint. */
   async reset(url: string): Promise<void> {
-    await this.c.call("POST", "/v1/guard/reset", { url });
+    const body: S.GuardResetRequest = { url };
+    await this.c.call("POST", "/v1/guard/reset", body);
   }
 
   /** Endpoints the guard knows, optionally only those in state. */
-  async list(state?: "closed" | "open" | "half-open"): Promise<Endpoint[]> {
+  async list(state?: S.GuardState): Promise<Endpoint[]> {
     const opts: CallOptions = state ? { query: { state } } : {};
     return (await this.c.call<{ endpoints: Endpoint[] }>("GET", "/v1/guard", undefined, opts)).endpoints;
   }
@@ -366,18 +376,17 @@ export class GuardAPI {
   private async settle(t: Ticket, cls: string | undefined): Promise<void> {
     if (cls === undefined) await this.report(t, "inconclusive");
     else if (cls === "answered") await this.report(t, "answered");
-    else await this.report(t, "failed", cls);
+    else await this.report(t, "failed", cls as S.FailureClass);
   }
 }
-
-export type HostView = "all" | "healthy" | "available" | "unhealthy" | "backoff";
 
 export class HostsAPI {
   constructor(private readonly c: Client) {}
 
   /** Records one outcome for a host: ok is true if it answered. */
   touch(name: string, ok: boolean): Promise<TouchResult> {
-    return this.c.call("POST", `/v1/hosts/${seg(name)}/touch`, { ok });
+    const body: S.HostTouchRequest = { ok };
+    return this.c.call("POST", `/v1/hosts/${seg(name)}/touch`, body);
   }
 
   get(name: string): Promise<Host> {
@@ -438,7 +447,8 @@ export class ItemsAPI {
     const out = items.map((it) =>
       typeof it === "string" ? { id: it } : compact({ ...it, payload: it.payload === undefined ? undefined : b64(it.payload) }),
     );
-    return this.c.call("POST", "/v1/items", { items: out });
+    const body: S.ItemsAddRequest = { items: out as S.NewItem[] };
+    return this.c.call("POST", "/v1/items", body);
   }
 
   /**
@@ -447,7 +457,8 @@ export class ItemsAPI {
    * the blocking claim, the client polls for the same time instead.
    */
   async claim(n: number, leaseSeconds: number, opts: ClaimOptions = {}): Promise<Lease[]> {
-    const body = compact({ n, lease_seconds: leaseSeconds, worker: opts.worker || undefined });
+    const body: S.ItemsClaimRequest = { n, lease_seconds: leaseSeconds };
+    if (opts.worker) body.worker = opts.worker;
     const wait = opts.waitSeconds ?? 0;
     if (wait <= 0) return this.claimOnce(body);
     if (!this.waitUnsupported) {
@@ -467,7 +478,7 @@ export class ItemsAPI {
     }
   }
 
-  private async claimOnce(body: Record<string, unknown>, timeout?: number): Promise<Lease[]> {
+  private async claimOnce(body: S.ItemsClaimRequest & { wait_seconds?: number }, timeout?: number): Promise<Lease[]> {
     const opts: CallOptions = { route: "item" };
     if (timeout !== undefined) opts.timeout = timeout;
     return (await this.c.call<{ leases: Lease[] }>("POST", "/v1/items/claim", body, opts)).leases;
@@ -511,8 +522,8 @@ export class ItemsAPI {
 
   /** Many leases' results in one call; each result says ok or why not. */
   async settle(outcomes: SettleOutcome[]): Promise<SettleResult[]> {
-    const outs = outcomes.map((o) => compact({ ...o }));
-    return (await this.c.call<{ results: SettleResult[] }>("POST", "/v1/items/settle", { outcomes: outs }, { route: "item" })).results;
+    const body: S.ItemsSettleRequest = { outcomes: outcomes.map((o) => compact({ ...o }) as SettleOutcome) };
+    return (await this.c.call<S.ItemsSettleResponse>("POST", "/v1/items/settle", body, { route: "item" })).results;
   }
 
   get(id: string): Promise<Item> {
@@ -524,8 +535,6 @@ export class ItemsAPI {
   }
 }
 
-export type Kind = "head_poll" | "gap_page" | "search" | "validation" | "candidate" | "descriptor" | "bytes" | "foreground";
-
 export class BudgetAPI {
   constructor(private readonly c: Client) {}
 
@@ -535,7 +544,10 @@ export class BudgetAPI {
    * an exhausted day is never waited for.
    */
   admit(kind: Kind, opts: { source?: string; cost?: number; wait?: boolean } = {}): Promise<Grant> {
-    const body = compact({ kind, source: opts.source || undefined, cost: opts.cost, wait: opts.wait || undefined });
+    const body: S.BudgetAdmitRequest = { kind };
+    if (opts.source) body.source = opts.source;
+    if (opts.cost !== undefined) body.cost = opts.cost;
+    if (opts.wait) body.wait = true;
     const call: CallOptions = { route: "budget" };
     if (opts.wait) call.timeout = this.c.timeout * 4;
     return this.c.call("POST", "/v1/budget/admit", body, call);
@@ -544,16 +556,17 @@ export class BudgetAPI {
   /** Settles a bytes reservation to what the transfer really used. */
   settle(grant: string | Grant, actual: number): Promise<GrantSettlement> {
     const id = typeof grant === "string" ? grant : (grant.id ?? "");
-    return this.c.call("POST", `/v1/budget/grants/${seg(id)}/settle`, { actual }, { route: "budget" });
+    const body: S.BudgetSettleRequest = { actual };
+    return this.c.call("POST", `/v1/budget/grants/${seg(id)}/settle`, body, { route: "budget" });
   }
 
   /** Today's usage against the allowances (GET /v1/budget). */
-  report(): Promise<Record<string, unknown>> {
+  report(): Promise<BudgetReport> {
     return this.c.call("GET", "/v1/budget");
   }
 
   /** Adds or changes a source. */
-  setSource(name: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> {
+  setSource(name: string, settings: SourceSettings): Promise<SourceConfig> {
     return this.c.call("PUT", `/v1/budget/sources/${seg(name)}`, settings);
   }
 
@@ -562,7 +575,8 @@ export class BudgetAPI {
   }
 
   /** Pauses (or resumes) every background admission on every node. */
-  pause(paused = true): Promise<{ paused: boolean }> {
-    return this.c.call("POST", "/v1/budget/pause", { paused });
+  pause(paused = true): Promise<S.BudgetPauseResponse> {
+    const body: S.BudgetPauseRequest = { paused };
+    return this.c.call("POST", "/v1/budget/pause", body);
   }
 }
