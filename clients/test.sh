@@ -6,6 +6,15 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 
 need() {
+	if ! command -v "$1" >/dev/null 2>&1 && [ "${CI:-}" = "true" ] && command -v apt-get >/dev/null 2>&1; then
+		echo "clients: $1 is not installed; installing it with apt"
+		case "$1" in
+		python3) pkgs="python3" ;;
+		*) pkgs="nodejs npm" ;;
+		esac
+		# shellcheck disable=SC2086 # two package names on purpose
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs >/dev/null || true
+	fi
 	if ! command -v "$1" >/dev/null 2>&1; then
 		if [ "${CI:-}" = "true" ]; then
 			echo "clients: $1 is not installed; the client suites need it" >&2

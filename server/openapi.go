@@ -13,9 +13,10 @@ import (
 var openAPIDocument []byte
 
 // openAPI is GET /v1/openapi.json: the API's own description.
-func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) openAPI(w http.ResponseWriter, _ *http.Request) error {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(openAPIDocument)
+	return nil
 }

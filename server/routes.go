@@ -39,6 +39,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "GET /metrics", h: func(w http.ResponseWriter, r *http.Request) error { metrics.ServeHTTP(w, r); return nil }},
 		{pattern: "GET /{$}", h: s.statusPage},
 		{pattern: "GET /v1/status", h: s.status},
+		{pattern: "GET /v1/openapi.json", h: s.openAPI},
 
 		{pattern: "POST /v1/guard/acquire", h: s.guardAcquire},
 		{pattern: "POST /v1/guard/report", h: s.guardReport},
