@@ -426,6 +426,7 @@ func TestOpenAPIValidation(t *testing.T) {
 
 	// Probes.
 	c.do("GET", "/healthz", nil, 200, nil, reqOpt{noToken: true})
+	c.do("GET", "/readyz", nil, 200, nil, reqOpt{noToken: true})
 	c.do("GET", "/metrics", nil, 200, nil, none)
 	c.do("GET", "/metrics", nil, 401, nil, reqOpt{noToken: true})
 	c.do("GET", "/", nil, 200, nil, none)
@@ -441,6 +442,9 @@ func TestOpenAPIValidation(t *testing.T) {
 	// Guard: a good ticket, bad input, then two failures and a fast-fail.
 	var tk struct{ Ticket string }
 	c.do("POST", "/v1/guard/acquire", map[string]any{"url": "http://ok.example/a?b=c"}, 200, &tk, none)
+	c.do("POST", "/v1/guard/tickets/"+tk.Ticket+"/extend", nil, 200, nil, none)
+	c.do("POST", "/v1/guard/tickets/NOT-HEX/extend", nil, 400, nil, bad)
+	c.do("POST", "/v1/guard/tickets/"+strings.Repeat("0", 32)+"/extend", nil, 404, nil, none)
 	c.do("POST", "/v1/guard/report", map[string]any{"ticket": tk.Ticket, "outcome": "sideways"}, 400, nil, bad)
 	c.do("POST", "/v1/guard/report", map[string]any{"ticket": tk.Ticket, "outcome": "answered"}, 200, nil, none)
 	c.do("POST", "/v1/guard/report", map[string]any{"ticket": tk.Ticket, "outcome": "answered"}, 404, nil, none)
@@ -455,6 +459,7 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("GET", "/v1/guard?state=ajar", nil, 400, nil, bad)
 	c.do("POST", "/v1/guard/reset", map[string]any{"url": "http://down.example/"}, 204, nil, none)
 	c.do("POST", "/v1/guard/reset", map[string]any{}, 400, nil, bad)
+	c.do("POST", "/v1/guard/reset-all", nil, 204, nil, none)
 	c.do("POST", "/v1/guard/reset", map[string]any{"url": "x", "urls": 1}, 400, nil, bad)
 
 	// Fetch: an upstream answer, a refused upstream twice, then a
@@ -496,12 +501,13 @@ func TestOpenAPIValidation(t *testing.T) {
 	}
 	l := claim.Leases
 	c.do("POST", "/v1/items/claim", map[string]any{"n": 0, "lease_seconds": 30}, 400, nil, bad)
+	c.do("POST", "/v1/items/claim", map[string]any{"n": 1, "lease_seconds": 30, "wait_seconds": 0.05}, 200, nil, none)
 	c.do("POST", "/v1/items/"+l[0].ID+"/succeed", map[string]any{"lease": l[0].Lease}, 200, nil, none)
 	c.do("POST", "/v1/items/"+l[1].ID+"/fail", map[string]any{"lease": l[1].Lease, "class": "not_found", "note": "404"}, 200, nil, none)
 	c.do("POST", "/v1/items/"+l[1].ID+"/fail", map[string]any{"lease": l[1].Lease}, 400, nil, bad)
 	c.do("POST", "/v1/items/"+l[2].ID+"/extend", map[string]any{"lease": l[2].Lease, "lease_seconds": 900}, 200, nil, none)
 	c.do("POST", "/v1/items/"+l[3].ID+"/release", map[string]any{"lease": l[3].Lease}, 200, nil, none)
-	c.do("POST", "/v1/items/"+l[3].ID+"/release", map[string]any{"lease": l[3].Lease + "9"}, 409, nil, none)
+	c.do("POST", "/v1/items/"+l[3].ID+"/release", map[string]any{"lease": l[4].Lease}, 409, nil, none)
 	c.do("POST", "/v1/items/"+l[3].ID+"/succeed", map[string]any{"lease": l[3].Lease}, 409, nil, none)
 	c.do("POST", "/v1/items/"+l[3].ID+"/extend", map[string]any{"lease": l[3].Lease, "lease_seconds": 10}, 409, nil, none)
 	c.do("POST", "/v1/items/"+l[1].ID+"/observe", nil, 200, nil, none)
@@ -513,7 +519,7 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("POST", "/v1/items/settle", map[string]any{"outcomes": []map[string]any{
 		{"id": l[4].ID, "lease": l[4].Lease, "op": "succeed"},
 		{"id": l[5].ID, "lease": l[5].Lease, "op": "fail", "class": "no_peers", "note": "0 peers"},
-		{"id": l[5].ID, "lease": "1", "op": "release"},
+		{"id": l[5].ID, "lease": l[0].Lease, "op": "release"},
 	}}, 200, nil, none)
 	c.do("POST", "/v1/items/settle", map[string]any{"outcomes": []map[string]any{{"id": "x", "lease": "1", "op": "extend"}}}, 400, nil, bad)
 	c.do("GET", "/v1/items/"+l[1].ID, nil, 200, nil, none)
@@ -598,7 +604,8 @@ func TestOpenAPIValidation(t *testing.T) {
 				}
 			}
 		}
-		if needErr && !errSeen {
+		// A ready daemon cannot be made unready from here.
+		if needErr && !errSeen && o.path != "/readyz" {
 			t.Errorf("%s was never answered with one of its documented errors", o)
 		}
 	}

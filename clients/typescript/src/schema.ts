@@ -37,6 +37,13 @@ export interface Ticket {
   exempt: boolean;
   expires_at: string;
   lease_seconds: number;
+  /** The path that renews the lease (POST). */
+  extend?: string;
+}
+
+export interface Readiness {
+  status: "ready" | "not ready";
+  checks: Record<string, string>;
 }
 
 export interface Endpoint {
@@ -300,6 +307,9 @@ export interface HealthzResponse {
 /** Answer of GET /v1/openapi.json. */
 export type OpenapiResponse = Record<string, unknown>;
 
+/** Answer of GET /readyz. */
+export type ReadyzResponse = Readiness;
+
 /** Answer of GET /v1/status. */
 export type StatusResponse = StatusReport;
 
@@ -331,6 +341,14 @@ export interface GuardReportResponse {
 /** Body of POST /v1/guard/reset. */
 export interface GuardResetRequest {
   url: string;
+}
+
+/** Answer of POST /v1/guard/tickets/{id}/extend. */
+export interface GuardExtendResponse {
+  ticket: string;
+  endpoint: string;
+  expires_at: string;
+  lease_seconds: number;
 }
 
 /** Answer of GET /v1/guard. */
@@ -376,6 +394,8 @@ export interface ItemsClaimRequest {
   n: number;
   lease_seconds: number;
   worker?: string;
+  /** A long poll: when nothing is due, wait up to this long for work to become due, be added or be observed. */
+  wait_seconds?: number;
 }
 
 /** Answer of POST /v1/items/claim. */
