@@ -75,18 +75,22 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 			rows = append(rows, []string{s.Name, itoa(s.Used), itoa(s.Allowance), itoa(s.Remaining),
 				itoa(s.DailyLimit) + " (" + s.LimitFrom + ")", s.Share, strconv.FormatBool(s.Exhausted)})
 		}
-		table(stdout, []string{"SOURCE", "USED", "ALLOWANCE", "REMAINING", "DAILY LIMIT", "SHARE", "EXHAUSTED"}, rows)
+		table(stdout, "no budget sources", []string{"SOURCE", "USED", "ALLOWANCE", "REMAINING", "DAILY LIMIT", "SHARE", "EXHAUSTED"}, rows)
 		fmt.Fprintln(stdout)
 	}
 	rows := [][]string{}
 	for _, k := range rep.Kinds {
+		amount := itoa
+		if k.Kind == "bytes" {
+			amount = bytesText
+		}
 		allow := "-"
 		if k.Limited {
-			allow = itoa(k.Allowance)
+			allow = amount(k.Allowance)
 		}
-		rows = append(rows, []string{k.Kind, itoa(k.Used), allow})
+		rows = append(rows, []string{k.Kind, amount(k.Used), allow})
 	}
-	table(stdout, []string{"WORK", "USED", "ALLOWANCE"}, rows)
+	table(stdout, "no kinds of work", []string{"WORK", "USED", "ALLOWANCE"}, rows)
 	return ExitOK
 }
 

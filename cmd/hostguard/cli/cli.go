@@ -46,11 +46,13 @@ func lookup(name string) (command, bool) {
 
 // Main runs the subcommand named by args[0] and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return ExitUsage
-		}
+		return ExitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		// Asked for, help is the answer: stdout, exit 0.
+		usage(stdout)
 		return ExitOK
 	}
 	cmd, ok := lookup(args[0])

@@ -35,7 +35,7 @@ func TestHelpListsEveryCommandInOrder(t *testing.T) {
 		t.Fatalf("help: exit %d", code)
 	}
 	var listed []string
-	for line := range strings.SplitSeq(errb.String(), "\n") {
+	for line := range strings.SplitSeq(out.String(), "\n") {
 		if f := strings.Fields(line); strings.HasPrefix(line, "  ") && len(f) > 1 {
 			listed = append(listed, f[0])
 		}

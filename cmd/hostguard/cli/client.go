@@ -30,13 +30,15 @@ type clientFlags struct {
 	addr    string
 	token   string
 	json    bool
+	utc     bool
 	timeout time.Duration
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", envOr("HOSTGUARD_ADDR", defaultAddr), "daemon `URL` (env HOSTGUARD_ADDR)")
 	fs.StringVar(&c.token, "token", os.Getenv("HOSTGUARD_TOKEN"), "bearer `token` for the daemon (env HOSTGUARD_TOKEN)")
-	fs.BoolVar(&c.json, "json", false, "print the daemon's JSON answer instead of a table")
+	fs.BoolVar(&c.json, "json", false, "print the daemon's JSON answer instead of a table; errors are JSON too")
+	fs.BoolVar(&c.utc, "utc", false, "show times in UTC instead of the local time zone")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up on the daemon after this `duration`")
 }
 
@@ -68,16 +70,65 @@ func newDaemonCommand(name, argsUsage, summary string, stdout, stderr io.Writer)
 
 // parse is parseFlags over the command's flag set.
 func (c *daemonCommand) parse(args []string) (pos []string, code int, ok bool) {
-	return parseFlags(c.fs, args)
+	pos, code, ok = parseFlags(c.fs, args, c.stdout)
+	if ok {
+		display = newDisplay(c.flags.utc)
+	}
+	return pos, code, ok
 }
 
-// usageError is usageError for the command.
+// usageError is usageError for the command; under --json the complaint is
+// a JSON object (see jsonError).
 func (c *daemonCommand) usageError(format string, args ...any) int {
+	if c.flags.json {
+		writeJSONError(c.stderr, fmt.Sprintf(format, args...), "", 0)
+		return ExitUsage
+	}
 	return usageError(c.stderr, c.fs, format, args...)
 }
 
-// fail is fail for the command.
-func (c *daemonCommand) fail(err error) int { return fail(c.stderr, c.name, err) }
+// refuse rejects an argument the daemon would refuse (a bad name, a URL
+// that is not http or https) before anything is sent, with the exit code
+// the daemon's own refusal would give.
+func (c *daemonCommand) refuse(format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	if c.flags.json {
+		writeJSONError(c.stderr, msg, "", 0)
+	} else {
+		fmt.Fprintf(c.stderr, "hostguard %s: %s\n", c.name, msg)
+	}
+	return ExitRefused
+}
+
+// fail is fail for the command; under --json the error is a JSON object.
+func (c *daemonCommand) fail(err error) int {
+	code := exitFor(err)
+	if !c.flags.json {
+		fmt.Fprintf(c.stderr, "hostguard %s: %v\n", c.name, err)
+		return code
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		writeJSONError(c.stderr, ae.Error(), ae.Field, ae.Status)
+	} else {
+		writeJSONError(c.stderr, err.Error(), "", 0)
+	}
+	return code
+}
+
+// jsonError is how an error is printed under --json, one object a line on
+// stderr, so that stdout holds only answers: status is the daemon's HTTP
+// status (absent when the daemon was not reached or not asked), field the
+// input the daemon blamed.
+type jsonError struct {
+	Error  string `json:"error"`
+	Field  string `json:"field,omitempty"`
+	Status int    `json:"status,omitempty"`
+}
+
+func writeJSONError(w io.Writer, msg, field string, status int) {
+	_ = json.NewEncoder(w).Encode(jsonError{Error: msg, Field: field, Status: status})
+}
 
 // call sends one request to the daemon (see client.do) and returns the
 // answer's bytes. When the flags name no usable daemon, or the request
@@ -215,6 +266,11 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 // branch on.
 func fail(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "hostguard %s: %v\n", cmd, err)
+	return exitFor(err)
+}
+
+// exitFor is the exit code for err: ExitRefused when the daemon said no.
+func exitFor(err error) int {
 	var ae *apiError
 	if errors.As(err, &ae) && (ae.Status/100 == 4 || ae.Status == http.StatusServiceUnavailable) {
 		return ExitRefused
@@ -225,13 +281,21 @@ func fail(stderr io.Writer, cmd string, err error) int {
 // parseFlags parses args, letting flags and positional arguments mix
 // (`hostguard reset URL --json`), which the flag package alone does not.
 // It returns the positional arguments and, when parsing should stop the
-// command, the exit code.
-func parseFlags(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+// command, the exit code. Asked for with -h or --help, the usage goes to
+// stdout (so that `hostguard status --help | less` works) and the code is
+// ExitOK; a bad flag's complaint and usage go to the flag set's output.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, code int, ok bool) {
+	out := fs.Output()
+	defer fs.SetOutput(out)
 	for {
+		var buf bytes.Buffer
+		fs.SetOutput(&buf)
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				stdout.Write(buf.Bytes())
 				return nil, ExitOK, false
 			}
+			out.Write(buf.Bytes())
 			return nil, ExitUsage, false
 		}
 		args = fs.Args()
@@ -252,9 +316,10 @@ func newFlagSet(name, argsUsage, summary string, stderr io.Writer) *flag.FlagSet
 	fs := flag.NewFlagSet("hostguard "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: hostguard %s [flags] %s\n\n%s\n\nflags:\n", name, argsUsage, summary)
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: hostguard %s [flags] %s\n\n%s\n\nflags:\n", name, argsUsage, summary)
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nexit codes: %d ok, %d error (daemon unreachable or failed), %d usage, %d refused by the daemon (bad input, not found, unauthorized, open endpoint)\n",
+		fmt.Fprintf(w, "\nexit codes: %d ok, %d error (daemon unreachable or failed), %d usage, %d refused by the daemon (bad input, not found, unauthorized, open endpoint)\n",
 			ExitOK, ExitError, ExitUsage, ExitRefused)
 	}
 	return fs

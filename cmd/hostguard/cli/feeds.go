@@ -77,7 +77,7 @@ func runFeeds(args []string, stdout, stderr io.Writer) int {
 		}
 		rows = append(rows, []string{f.Name, last, strconv.Itoa(f.LastItems), itoa(f.ItemsTotal), strconv.Itoa(f.Gaps), seconds(f.Interval), next, dash(state)})
 	}
-	table(stdout, []string{"FEED", "LAST SYNC", "NEW", "ITEMS", "GAPS", "EVERY", "NEXT POLL", "STATE"}, rows)
+	table(stdout, "no feeds", []string{"FEED", "LAST SYNC", "NEW", "ITEMS", "GAPS", "EVERY", "NEXT POLL", "STATE"}, rows)
 	return ExitOK
 }
 
@@ -112,7 +112,7 @@ func feedsItems(args []string, stdout, stderr io.Writer) int {
 	for _, it := range resp.Items {
 		rows = append(rows, []string{when(it.Published), itoa(it.Size), it.Title})
 	}
-	table(stdout, []string{"PUBLISHED", "SIZE", "TITLE"}, rows)
+	table(stdout, "no items kept for this feed", []string{"PUBLISHED", "SIZE", "TITLE"}, rows)
 	return ExitOK
 }
 

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"io"
+
+	"github.com/hostguard/hostguard/health"
 	"net/url"
 	"strconv"
 	"time"
@@ -9,6 +11,7 @@ import (
 
 type hostJSON struct {
 	Name             string    `json:"name"`
+	Known            *bool     `json:"known"`
 	Display          string    `json:"display"`
 	ConsecutiveFails int       `json:"consecutive_fails"`
 	Healthy          bool      `json:"healthy"`
@@ -33,12 +36,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 		return cmd.usageError("takes at most one host name")
 	}
 	if len(pos) == 1 {
-		var h hostJSON
-		if code, done := cmd.fetch("GET", "/v1/hosts/"+url.PathEscape(pos[0]), nil, nil, &h); done {
-			return code
-		}
-		printHosts(stdout, []hostJSON{h})
-		return ExitOK
+		return showHost(cmd, pos[0])
 	}
 	q := url.Values{"view": {*view}, "limit": {strconv.Itoa(*limit)}}
 	if *after != "" {
@@ -51,14 +49,38 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 	if code, done := cmd.fetch("GET", "/v1/hosts", q, nil, &list); done {
 		return code
 	}
-	printHosts(stdout, list.Hosts)
+	printHosts(stdout, "no hosts in view "+*view, list.Hosts)
 	if list.Next != "" {
 		io.WriteString(stdout, "more: hostguard hosts --after "+list.Next+"\n")
 	}
 	return ExitOK
 }
 
-func printHosts(w io.Writer, hosts []hostJSON) {
+// showHost prints one host. A name the daemon would refuse, or one it has
+// no record of, is exit 3: the daemon's answer for an unknown name is only
+// the healthy default, not a host it tracks.
+func showHost(cmd *daemonCommand, name string) int {
+	if _, err := health.NormalizeName(name); err != nil {
+		return cmd.refuse("%v", err)
+	}
+	var h hostJSON
+	raw, code, ok := cmd.call("GET", "/v1/hosts/"+url.PathEscape(name), nil, nil, &h)
+	if !ok {
+		return code
+	}
+	if h.Known != nil && !*h.Known {
+		// The name is not repeated: it may be anything a person typed.
+		return cmd.refuse("the daemon tracks no host of that name (no outcome recorded since it was last reset)")
+	}
+	if cmd.flags.json {
+		printRaw(cmd.stdout, raw)
+		return ExitOK
+	}
+	printHosts(cmd.stdout, "", []hostJSON{h})
+	return ExitOK
+}
+
+func printHosts(w io.Writer, empty string, hosts []hostJSON) {
 	rows := make([][]string, 0, len(hosts))
 	for _, h := range hosts {
 		name := h.Display
@@ -68,5 +90,5 @@ func printHosts(w io.Writer, hosts []hostJSON) {
 		rows = append(rows, []string{name, strconv.FormatBool(h.Healthy), strconv.FormatBool(h.Available),
 			strconv.Itoa(h.ConsecutiveFails), seconds(h.RetryIn), when(h.LastSuccess), when(h.LastFailure)})
 	}
-	table(w, []string{"HOST", "HEALTHY", "AVAILABLE", "FAILS IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"}, rows)
+	table(w, empty, []string{"HOST", "HEALTHY", "AVAILABLE", "FAILS IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"}, rows)
 }

@@ -53,11 +53,12 @@ Every subcommand takes --addr, --token, --json and --timeout; run
 `
 
 func runItems(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, itemsUsage)
-		if len(args) == 0 {
-			return ExitUsage
-		}
+		return ExitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, itemsUsage)
 		return ExitOK
 	}
 	sub, rest := args[0], args[1:]
@@ -159,7 +160,7 @@ func itemsClaim(args []string, stdout, stderr io.Writer) int {
 	for _, l := range res.Leases {
 		rows = append(rows, []string{l.ID, l.Lease, strconv.Itoa(l.Attempt), strconv.Itoa(l.Priority), when(l.Until), dash(l.LastClass)})
 	}
-	table(stdout, []string{"ID", "LEASE", "ATTEMPT", "PRIORITY", "UNTIL", "LAST FAILURE"}, rows)
+	table(stdout, "no item is due: nothing claimed", []string{"ID", "LEASE", "ATTEMPT", "PRIORITY", "UNTIL", "LAST FAILURE"}, rows)
 	return ExitOK
 }
 
@@ -203,7 +204,7 @@ func printItem(w io.Writer, it itemJSON) {
 	if it.State == "leased" {
 		next = "lease until " + when(it.LeaseUntil)
 	}
-	table(w, []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"},
+	table(w, "no items", []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"},
 		[][]string{{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), next}})
 }
 

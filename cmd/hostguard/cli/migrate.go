@@ -12,7 +12,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("migrate", "", "Opens the store, applies any schema migrations it lacks and prints the schema version. It does not need a running daemon; on PostgreSQL, nodes may run it at the same time.", stderr)
 	db := fs.String("db", envOr("HOSTGUARD_DB", ""), "store: an SQLite file `path` or postgres://user@host/db (env HOSTGUARD_DB; default the serve default)")
 	asJSON := fs.Bool("json", false, "print {\"schema_version\": N}")
-	pos, code, ok := parseFlags(fs, args)
+	pos, code, ok := parseFlags(fs, args, stdout)
 	if !ok {
 		return code
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hostguard/hostguard/guard"
 )
@@ -23,7 +24,12 @@ func runReset(args []string, stdout, stderr io.Writer) int {
 	}
 	key, err := guard.Key(pos[0])
 	if err != nil {
-		return cmd.usageError("%v", err)
+		return cmd.refuse("%v", err)
+	}
+	// The daemon guards web endpoints only; another scheme is a typo, and
+	// resetting it would create a record for an endpoint never used.
+	if !strings.HasPrefix(key, "http://") && !strings.HasPrefix(key, "https://") {
+		return cmd.refuse("the URL's scheme %s is not http or https", key[:strings.Index(key, ":")])
 	}
 	if _, code, ok := cmd.call("POST", "/v1/guard/reset", nil, map[string]string{"url": pos[0]}, nil); !ok {
 		return code

@@ -68,7 +68,7 @@ func serveFlags(s *settings, stderr io.Writer) *flag.FlagSet {
 		return nil
 	})
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: hostguard serve [flags]
+		fmt.Fprint(fs.Output(), `usage: hostguard serve [flags]
 
 Runs the daemon. With no flags it serves the API on 127.0.0.1:7411 and the
 forward proxy on 127.0.0.1:7412, and keeps its state in an SQLite file in
@@ -185,11 +185,28 @@ func parseLevel(s string) (slog.Level, error) {
 	}
 	return l, nil
 }
-func runServe(args []string, _, stderr io.Writer) int {
+func runServe(args []string, stdout, stderr io.Writer) int {
+	if helpAsked(args) {
+		serveFlags(newSettings(), stdout).Usage()
+		return ExitOK
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	return serveSignals(sigs, args, stderr)
+}
+
+// helpAsked reports whether args ask for help before any "--".
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // serve runs the daemon until ctx ends. Tests call it directly with a

@@ -16,7 +16,7 @@ import (
 )
 
 func TestServeHelpDocumentsEveryFlag(t *testing.T) {
-	code, _, errs := run("serve", "--help")
+	code, errs, _ := run("serve", "--help")
 	if code != ExitOK {
 		t.Fatalf("serve --help: exit %d", code)
 	}

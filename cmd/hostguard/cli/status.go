@@ -67,20 +67,22 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	g := st.Guard
 	fmt.Fprintf(stdout, "endpoints: %d known, %d open, %d half-open; %d remote tickets out\n",
 		g.Endpoints, g.ByState["open"], g.ByState["half-open"], g.RemoteTickets)
-	if len(g.NotClosed) > 0 {
+	if len(g.NotClosed) == 0 {
+		fmt.Fprintln(stdout, "no endpoint is open or half-open: every request goes through")
+	} else {
 		rows := make([][]string, 0, len(g.NotClosed))
 		for _, e := range g.NotClosed {
 			rows = append(rows, []string{e.Endpoint, e.State, seconds(e.RetryAfterSeconds), strconv.Itoa(e.Failures), dash(e.LastFailure)})
 		}
-		table(stdout, []string{"ENDPOINT", "STATE", "OPEN FOR", "FAILURES", "LAST FAILURE"}, rows)
+		table(stdout, "", []string{"ENDPOINT", "STATE", "OPEN FOR", "FAILURES", "LAST FAILURE"}, rows)
 	}
 	if h := st.Hosts; h != nil {
 		fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
-		if len(h.InBackoff) > 0 {
-			printHosts(stdout, h.InBackoff)
-		}
+		printHosts(stdout, "no host is in backoff", h.InBackoff)
 	}
-	if it := st.Items; it != nil {
+	if it := st.Items; it != nil && it.Total == 0 {
+		fmt.Fprintln(stdout, "\nitems: the retry queue is empty")
+	} else if it != nil {
 		fmt.Fprintf(stdout, "\nitems: %d total, %d due now", it.Total, it.DueNow)
 		if it.Lag > 0 {
 			fmt.Fprintf(stdout, ", oldest due for %s", seconds(it.Lag))
@@ -119,7 +121,7 @@ func printStats(w io.Writer, it *statsJSON) {
 	for _, s := range []string{"pending", "scheduled", "leased", "done"} {
 		rows = append(rows, []string{s, strconv.Itoa(it.ByState[s])})
 	}
-	table(w, []string{"STATE", "ITEMS"}, rows)
+	table(w, "", []string{"STATE", "ITEMS"}, rows)
 	if len(it.ByClass) > 0 {
 		classes := make([]string, 0, len(it.ByClass))
 		for c := range it.ByClass {
@@ -131,6 +133,6 @@ func printStats(w io.Writer, it *statsJSON) {
 			rows = append(rows, []string{c, strconv.Itoa(it.ByClass[c])})
 		}
 		fmt.Fprintln(w)
-		table(w, []string{"WAITING AFTER", "ITEMS"}, rows)
+		table(w, "", []string{"WAITING AFTER", "ITEMS"}, rows)
 	}
 }
