@@ -130,6 +130,14 @@ type FeedStatus struct {
 	LastStop  StopReason `json:"last_stop,omitempty"`
 	// LastError is the last sync's error or refusal, "" if it had none.
 	LastError string `json:"last_error,omitempty"`
+	// LastSuccess is when a sync last ended with neither an error nor a
+	// refusal; zero if none did on this node yet. Failures counts the
+	// syncs that ended with an error since the loop started (a refusal,
+	// the source saying "later", is not one). Together they let an
+	// operator alert on a feed that stopped working, which LastSync,
+	// moving on failures too, cannot.
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	Failures    int64     `json:"failures"`
 	// RetryAt is when the source said, with the last sync's refusal or
 	// failure, that it will serve again (a Retry-After, "disabled till");
 	// the loop asks it nothing before then. Zero when it did not say.
@@ -337,8 +345,13 @@ func (l *Loop) syncOne(ctx context.Context, name string, head bool) {
 	switch {
 	case err != nil:
 		st.LastError = err.Error()
+		if ctx.Err() == nil {
+			st.Failures++
+		}
 	case res.Refusal != nil:
 		st.LastError = res.Refusal.Error()
+	default:
+		st.LastSuccess = now
 	}
 	if ctx.Err() != nil && err != nil {
 		// Leadership ended mid-sync: the next leader starts from the

@@ -177,6 +177,11 @@ type Config struct {
 	// Now is the clock for ticket leases and the status page. nil means
 	// time.Now.
 	Now func() time.Time
+
+	// Version is the daemon's version, shown on the status page and in
+	// hostguard_build_info. Empty (the zero value) means the module
+	// version the go command recorded, else "devel".
+	Version string
 }
 
 // Validate reports the first setting of c that New cannot use, as an

@@ -139,7 +139,8 @@ func (s *Server) setupFeeds() error {
 	// The budget admits the caps requests (pages are admitted by each
 	// feed's syncer before it asks for them).
 	hc := &http.Client{Transport: transport.New(transport.Config{
-		Base: base, Guard: s.guard, HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout, Budget: cfg.Budget,
+		Base: base, Guard: s.guard, HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		Budget: countingBudget{cfg.Budget, s.metrics},
 	})}
 	for i, f := range cfg.Feeds {
 		client, err := newznab.New(newznab.Config{
@@ -157,7 +158,7 @@ func (s *Server) setupFeeds() error {
 			}
 		}
 		syncer, err := feed.NewSyncer(cfg.FeedStore, feed.Config{
-			MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: feed.BudgetAdmitter(cfg.Budget), Now: cfg.Now, Logger: s.log,
+			MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: countingAdmitter{feed.BudgetAdmitter(cfg.Budget), s.metrics}, Now: cfg.Now, Logger: s.log,
 		})
 		if err != nil {
 			return under(fmt.Sprintf("feeds[%d]", i), err)

@@ -33,6 +33,8 @@ type feedView struct {
 	LastPages       int        `json:"last_pages"`
 	LastStop        string     `json:"last_stop,omitempty"`
 	LastError       string     `json:"last_error,omitempty"`
+	LastSuccess     *time.Time `json:"last_success,omitempty"`
+	Failures        int64      `json:"failures"`
 	RetryAt         *time.Time `json:"retry_at,omitempty"`
 	LastSkipped     int        `json:"last_skipped"`
 	Skipped         int64      `json:"skipped"`
@@ -84,6 +86,7 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 			v.LastItems, v.LastPages, v.LastStop = ls.LastItems, ls.LastPages, string(ls.LastStop)
 			v.LastError, v.RetryAt = f.mask(ls.LastError), timePtr(ls.RetryAt)
 			v.LastSkipped, v.Skipped = ls.LastSkipped, ls.Skipped
+			v.LastSuccess, v.Failures = timePtr(ls.LastSuccess), ls.Failures
 			v.ItemsSeen, v.Gaps = ls.Items, ls.Gaps
 			v.IntervalSeconds = ls.Interval.Seconds()
 			v.NextHeadPoll, v.NextResume = timePtr(ls.NextHeadPoll), timePtr(ls.NextResume)

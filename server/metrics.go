@@ -3,9 +3,13 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +24,8 @@ import (
 type metrics struct {
 	reg         *prometheus.Registry
 	requests    *prometheus.HistogramVec
+	fetches     *prometheus.HistogramVec
+	proxied     *prometheus.HistogramVec
 	transitions *prometheus.CounterVec
 	fastFails   *prometheus.CounterVec
 	probes      *prometheus.CounterVec
@@ -38,9 +44,28 @@ func newMetrics(s *Server) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "hostguard", Subsystem: "http", Name: "request_duration_seconds",
-		Help:    "Time to serve an API request, by route pattern, method and status code.",
+		Help:    "Time to serve a request to the daemon's own API (not /v1/fetch, not the proxy), by route path, method and status code.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-	}, []string{"route", "code"})
+	}, []string{"route", "method", "code"})
+	// Upstream work takes seconds where the API takes milliseconds: in one
+	// histogram either would hide the other.
+	upstreamBuckets := []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+	m.fetches = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "hostguard", Subsystem: "fetch", Name: "request_duration_seconds",
+		Help:    "Time to serve a /v1/fetch request, upstream included, by method and status code.",
+		Buckets: upstreamBuckets,
+	}, []string{"method", "code"})
+	m.proxied = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "hostguard", Subsystem: "proxy", Name: "request_duration_seconds",
+		Help:    "Time to serve a forward-proxy request, upstream included, by method (CONNECT: the whole tunnel) and status code.",
+		Buckets: upstreamBuckets,
+	}, []string{"method", "code"})
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "hostguard", Name: "build_info",
+		Help:        "Always 1; its labels say which build is running.",
+		ConstLabels: prometheus.Labels{"version": s.version, "go_version": runtime.Version()},
+	})
+	build.Set(1)
 	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "guard", Name: "probes_total",
 		Help: "Recovery probes the guard sent on its own, by result: answered, failed (host-level) or inconclusive.",
@@ -70,7 +95,7 @@ func newMetrics(s *Server) *metrics {
 	}, []string{"via", "result"})
 	m.admissions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "budget", Name: "admissions_total",
-		Help: "Budget admissions by kind of work and result (granted, exhausted, paced, paused, disabled, unknown_source, error).",
+		Help: "Budget admissions, through the API and the leader's own feed polls, by kind of work and result (granted, exhausted, paced, paused, disabled, unknown_source, error).",
 	}, []string{"kind", "result"})
 	m.settlements = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "budget", Name: "settlements_total",
@@ -103,6 +128,7 @@ func newMetrics(s *Server) *metrics {
 		return float64(s.cfg.Elector.Term())
 	})
 	m.reg.MustRegister(m.admissions, m.settlements, m.pruned, m.verdicts, m.leading, m.term)
+	m.reg.MustRegister(build, m.fetches, m.proxied)
 	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.probes, m.tickets, m.expired, m.upstream,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -115,9 +141,41 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// instrument times one route. The label is the pattern it was registered
-// under, never the raw path, which would carry item ids and host names.
-func (m *metrics) instrument(route string, next http.Handler) http.Handler {
+// instrument times one route. The labels are the pattern it was
+// registered under, split into its method and its path, never the raw
+// path, which would carry item ids and host names. /v1/fetch has a
+// histogram of its own.
+func (m *metrics) instrument(pattern string, next http.Handler) http.Handler {
+	method, route, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, route = "", pattern
+	}
+	if route == "/v1/fetch" {
+		return m.time(m.fetches.MustCurryWith(prometheus.Labels{"method": method}), next)
+	}
+	return m.time(m.requests.MustCurryWith(prometheus.Labels{"route": route, "method": method}), next)
+}
+
+// timeProxy times the forward proxy, by method.
+func (m *metrics) timeProxy(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.time(m.proxied.MustCurryWith(prometheus.Labels{"method": boundedMethod(r.Method)}), next).ServeHTTP(w, r)
+	})
+}
+
+// boundedMethod is the method as a label: a client may send any token as
+// a method, and labels stay bounded.
+func boundedMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// time observes how long next takes, by status code, in h.
+func (m *metrics) time(h prometheus.ObserverVec, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
@@ -126,10 +184,50 @@ func (m *metrics) instrument(route string, next http.Handler) http.Handler {
 			if code == 0 {
 				code = http.StatusOK
 			}
-			m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
+			h.WithLabelValues(strconv.Itoa(code)).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// countingBudget counts the admissions the daemon's own feed clients ask
+// for (caps requests), as the API's are counted.
+type countingBudget struct {
+	*budget.Budget
+	m *metrics
+}
+
+func (b countingBudget) Wait(ctx context.Context, p budget.AdmitParams) (budget.Grant, error) {
+	g, err := b.Budget.Wait(ctx, p)
+	if ctx.Err() == nil {
+		b.m.admissions.WithLabelValues(string(p.Kind), budgetResult(err)).Inc()
+	}
+	return g, err
+}
+
+// countingAdmitter counts the page admissions of the leader's feed polls.
+type countingAdmitter struct {
+	inner feed.Admitter // feed.BudgetAdmitter, which marks exhaustion too
+	m     *metrics
+}
+
+func (a countingAdmitter) AdmitPage(ctx context.Context, source string, head bool) error {
+	err := a.inner.AdmitPage(ctx, source, head)
+	if ctx.Err() == nil {
+		kind := budget.KindGapPage
+		if head {
+			kind = budget.KindHeadPoll
+		}
+		a.m.admissions.WithLabelValues(string(kind), budgetResult(err)).Inc()
+	}
+	return err
+}
+
+func (a countingAdmitter) MarkExhausted(ctx context.Context, source string, until time.Time) error {
+	if em, ok := a.inner.(feed.ExhaustionMarker); ok {
+		return em.MarkExhausted(ctx, source, until)
+	}
+	return nil
 }
 
 // statusRecorder remembers the status code. Unwrap lets
@@ -162,7 +260,7 @@ type stateCollector struct{ s *Server }
 
 var (
 	descEndpoints = prometheus.NewDesc("hostguard_guard_endpoints",
-		"Endpoint records held by the connectivity guard, by state.", []string{"state"}, nil)
+		"Endpoint records held by the connectivity guard, by state: closed, open, half-open (a trial or probe can run now) and trial (a trial or the guard's probe is out).", []string{"state"}, nil)
 	descHosts = prometheus.NewDesc("hostguard_health_hosts",
 		"Hosts the tracker knows (known), those with a failure since their last success (unhealthy), and those in backoff now (backoff).", []string{"view"}, nil)
 	descItems = prometheus.NewDesc("hostguard_retry_items",
@@ -176,7 +274,11 @@ var (
 	descFeedGaps = prometheus.NewDesc("hostguard_feed_gaps",
 		"Unread stretches of a feed as of this node's last sync.", []string{"feed"}, nil)
 	descFeedLastSync = prometheus.NewDesc("hostguard_feed_last_sync_timestamp_seconds",
-		"When this node last synced a feed (Unix time; 0: never).", []string{"feed"}, nil)
+		"When this node's last sync of a feed ended, whatever its outcome (Unix time; 0: never).", []string{"feed"}, nil)
+	descFeedFailures = prometheus.NewDesc("hostguard_feed_failures_total",
+		"Syncs of a feed on this node that ended with an error since the daemon started (a source's temporary refusal is not one).", []string{"feed"}, nil)
+	descFeedLastSuccess = prometheus.NewDesc("hostguard_feed_last_success_timestamp_seconds",
+		"When this node's last sync of a feed that ended with neither an error nor a refusal ended (Unix time; 0: never).", []string{"feed"}, nil)
 	descEvidence = prometheus.NewDesc("hostguard_evidence_subjects",
 		"Subjects with a definitive verdict in the last computed evidence set, by verdict.", []string{"verdict"}, nil)
 	descScrapeErrors = prometheus.NewDesc("hostguard_state_scrape_errors",
@@ -188,16 +290,16 @@ const scrapeTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors,
-		descFeedItems, descFeedGaps, descFeedLastSync, descEvidence} {
+		descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures, descEvidence} {
 		ch <- d
 	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
-	counts := map[string]int{guard.Closed.String(): 0, guard.Open.String(): 0, guard.HalfOpen.String(): 0}
+	counts := map[string]int{guard.Closed.String(): 0, guard.Open.String(): 0, guard.HalfOpen.String(): 0, stateTrial: 0}
 	for _, e := range s.guard.Endpoints() {
-		counts[e.State.String()]++
+		counts[endpointState(e)]++
 	}
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(descEndpoints, prometheus.GaugeValue, float64(n), state)
@@ -213,6 +315,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descFeedItems, prometheus.CounterValue, float64(st.Items), st.Name)
 			ch <- prometheus.MustNewConstMetric(descFeedGaps, prometheus.GaugeValue, float64(st.Gaps), st.Name)
 			ch <- prometheus.MustNewConstMetric(descFeedLastSync, prometheus.GaugeValue, last, st.Name)
+			ch <- prometheus.MustNewConstMetric(descFeedLastSuccess, prometheus.GaugeValue, unixSeconds(st.LastSuccess), st.Name)
+			ch <- prometheus.MustNewConstMetric(descFeedFailures, prometheus.CounterValue, float64(st.Failures), st.Name)
 		}
 	}
 	if b := s.cfg.Evidence; b != nil {
@@ -251,4 +355,25 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, failed, "items")
 	}
+}
+
+// stateTrial is the state the metrics and the status page give a
+// half-open endpoint whose one trial (or the guard's probe) is out: no
+// other request can try it now, unlike a half-open one.
+const stateTrial = "trial"
+
+// endpointState is e's state as the metrics and the status page name it.
+func endpointState(e guard.EndpointStatus) string {
+	if e.State == guard.HalfOpen && e.TrialOut {
+		return stateTrial
+	}
+	return e.State.String()
+}
+
+// unixSeconds is t as Unix seconds; 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,11 +20,15 @@ import (
 // served must be closed, since it runs a goroutine that expires remote
 // tickets.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	guard  *guard.Guard
-	base   *http.Transport
-	dialer *dialer
+	cfg Config
+	log *slog.Logger
+	// version is Config.Version or what the build recorded; started is
+	// when New ran, for the uptime the status page shows.
+	version string
+	started time.Time
+	guard   *guard.Guard
+	base    *http.Transport
+	dialer  *dialer
 	// probeFunc sends the guard's recovery probes through base; see probe.
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
@@ -73,6 +78,7 @@ func New(cfg Config) (*Server, error) {
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	s.draining, s.stopDraining = context.WithCancel(context.Background())
 	s.own = newOwnAddrs(cfg.Now)
+	s.version, s.started = buildVersion(cfg.Version), cfg.Now()
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)
 
@@ -117,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.api = s.browserGuard(s.routes())
-	s.proxy = s.apiHandler(s.serveProxy)
+	s.proxy = s.metrics.timeProxy(s.apiHandler(s.serveProxy))
 	go s.sweep()
 	return s, nil
 }
@@ -170,4 +176,16 @@ func (s *Server) expireTickets() {
 	if n := s.tickets.expire(); n > 0 {
 		s.metrics.expired.Add(float64(n))
 	}
+}
+
+// buildVersion is v, else the module version the go command recorded,
+// else "devel".
+func buildVersion(v string) string {
+	if v != "" {
+		return v
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

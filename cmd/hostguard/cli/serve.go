@@ -289,6 +289,7 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 	// Deferred after the store's Close, so it runs first.
 	defer book.Close()
 	cfg.Evidence = book
+	cfg.Version = version()
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
