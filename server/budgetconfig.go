@@ -145,6 +145,32 @@ func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
+type resetSourceResponse struct {
+	Name string `json:"name"`
+	// Reset is false when the source had no run-time settings to drop.
+	Reset bool `json:"reset"`
+}
+
+// budgetResetSource returns a configured source, a feed's too, to its
+// configured settings on every node.
+func (s *Server) budgetResetSource(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	changed, err := s.cfg.Budget.ResetSource(r.Context(), name)
+	switch {
+	case errors.Is(err, budget.ErrUnknownSource):
+		return notFound("name", "no source of that name is configured")
+	case errors.Is(err, budget.ErrRunTimeSource):
+		return conflict("name", "the source was added at run time and has no configured settings to go back to; remove it instead")
+	case err != nil:
+		return failed("resetting a budget source", err)
+	}
+	if changed {
+		s.log.Info("server: budget source back on its configured settings", "source", name)
+	}
+	writeJSON(w, http.StatusOK, resetSourceResponse{Name: name, Reset: changed})
+	return nil
+}
+
 type pauseRequest struct {
 	Paused *bool `json:"paused"`
 }

@@ -73,6 +73,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "GET /v1/budget", h: s.budgetReport, needs: bud},
 		{pattern: "PUT /v1/budget/sources/{name}", h: s.budgetSetSource, needs: bud},
 		{pattern: "DELETE /v1/budget/sources/{name}", h: s.budgetRemoveSource, needs: bud},
+		{pattern: "POST /v1/budget/sources/{name}/reset", h: s.budgetResetSource, needs: bud},
 		{pattern: "POST /v1/budget/pause", h: s.budgetPause, needs: bud},
 
 		{pattern: "GET /v1/leader", h: s.leaderGet},

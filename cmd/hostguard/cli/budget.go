@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/hostguard/hostguard/budget"
 )
 
 type lineJSON struct {
@@ -50,9 +54,11 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 			return budgetSetSource(args[1:], stdout, stderr)
 		case "remove-source":
 			return budgetRemoveSource(args[1:], stdout, stderr)
+		case "reset-source":
+			return budgetResetSource(args[1:], stdout, stderr)
 		}
 	}
-	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the sources while the daemon runs. Changes made this way are stored: they apply to every node sharing the store and outlive restarts, until removed.", stdout, stderr)
+	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the sources while the daemon runs; reset-source returns a configured source to its configured settings. Changes made this way are stored: they apply to every node sharing the store and outlive restarts, until removed.", stdout, stderr)
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
@@ -243,4 +249,49 @@ func budgetRemoveSource(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "removed source %s\n", pos[0])
 	return ExitOK
+}
+
+func budgetResetSource(args []string, stdout, stderr io.Writer) int {
+	cmd := newDaemonCommand("budget reset-source", "NAME", "Drops every run-time setting of a configured source (set-source's, and the limit the source reported), on every node, so that it runs on the settings of the configuration again; a source a feed polls too. Nothing to drop is not an error. Its usage today stays counted.", stdout, stderr)
+	pos, code, ok := cmd.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return cmd.usageError("needs exactly one source name")
+	}
+	if err := budget.ValidateSourceName(pos[0]); err != nil {
+		return cmd.refuse("%v", err)
+	}
+	var v struct {
+		Name  string `json:"name"`
+		Reset bool   `json:"reset"`
+	}
+	if code, done := cmd.fetch("POST", "/v1/budget/sources/"+url.PathEscape(pos[0])+"/reset", nil, nil, &v); done {
+		return code
+	}
+	if v.Reset {
+		fmt.Fprintf(stdout, "source %s is back on its configured settings\n", v.Name)
+	} else {
+		fmt.Fprintf(stdout, "source %s had no run-time settings; it already runs on its configured ones\n", v.Name)
+	}
+	return ExitOK
+}
+
+// logOverrides logs each configured budget source whose stored run-time
+// settings beat the configuration, at start and after a reload: edits to
+// the file do not show for such a source until the override is dropped.
+// Sources in skip (those a reload just set from the file) are not named.
+func logOverrides(ctx context.Context, log *slog.Logger, b *budget.Budget, skip map[string]bool) {
+	if err := b.Refresh(ctx); err != nil {
+		log.Warn("hostguard: reading the stored budget settings failed", "err", err)
+		return
+	}
+	for _, name := range b.Overridden() {
+		if skip[name] {
+			continue
+		}
+		log.Warn("hostguard: a stored run-time setting overrides the configured budget source; 'hostguard budget reset-source' drops it",
+			"source", name)
+	}
 }

@@ -23,7 +23,7 @@ type command struct {
 // commands is every subcommand, in the order help lists them. Each lives in
 // the file of its name.
 var commands = []command{
-	{"budget", "show today's budget usage; admit or settle work; pause, resume, set or remove sources (budget admit|settle|pause|resume|set-source|remove-source)", runBudget},
+	{"budget", "show today's budget usage; admit or settle work; pause, resume, set, remove or reset sources (budget admit|settle|pause|resume|set-source|remove-source|reset-source)", runBudget},
 	{"feeds", "show the feeds the leader follows, their items, or reset one (feeds items|reset)", runFeeds},
 	{"hosts", "list hosts the daemon tracks (--view healthy|available|unhealthy|backoff|all), or show one", runHosts},
 	{"items", "work with the retry queue: add, claim, stats, get, succeed, fail, release, extend, observe", runItems},

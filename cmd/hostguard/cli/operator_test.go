@@ -128,3 +128,33 @@ func TestTimesNameTheirZoneAndDistance(t *testing.T) {
 		t.Error("--utc did not select UTC")
 	}
 }
+
+// TestBudgetResetSource: an override set at run time is dropped and the
+// configured settings come back; a run-time source, an unknown one and a
+// bad name are refused with exit 3.
+func TestBudgetResetSource(t *testing.T) {
+	addr := daemon(t, "")
+	mustRun(t, "budget", "set-source", "idx", "--daily-limit", "5", "--addr", addr)
+	mustRun(t, "budget", "set-source", "extra", "--addr", addr)
+	if out := mustRun(t, "budget", "reset-source", "idx", "--addr", addr); !strings.Contains(out, "back on its configured settings") {
+		t.Fatalf("reset-source: %q", out)
+	}
+	out := mustRun(t, "budget", "--addr", addr, "--json")
+	var rep budgetReportJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Sources {
+		if s.Name == "idx" && s.DailyLimit != 20 {
+			t.Fatalf("idx after reset-source: daily limit %d, want the configured 20", s.DailyLimit)
+		}
+	}
+	if out := mustRun(t, "budget", "reset-source", "idx", "--addr", addr); !strings.Contains(out, "no run-time settings") {
+		t.Fatalf("a second reset-source: %q", out)
+	}
+	for _, name := range []string{"extra", "unknown", "bad\x07"} {
+		if code, _, errs := run("budget", "reset-source", name, "--addr", addr); code != ExitRefused {
+			t.Errorf("reset-source %q: exit %d (%s), want %d", name, code, errs, ExitRefused)
+		}
+	}
+}

@@ -101,7 +101,13 @@ func (r *reloader) reload(ctx context.Context) {
 			r.log.Error("hostguard: reload: the budget limits were not applied", "err", err)
 		}
 	}
-	applied = append(applied, r.reloadSources(ctx, next)...)
+	sources := r.reloadSources(ctx, next)
+	applied = append(applied, sources...)
+	skip := map[string]bool{}
+	for _, n := range sources {
+		skip[strings.TrimPrefix(n, "budget.sources.")] = true
+	}
+	logOverrides(ctx, r.log, r.budget, skip)
 	var fresh []string
 	for _, n := range restart {
 		if !r.warned[n] {
