@@ -535,6 +535,12 @@ export interface BudgetSetSourceRequest {
 /** Answer of PUT /v1/budget/sources/{name}. */
 export type BudgetSetSourceResponse = SourceConfig;
 
+/** Answer of POST /v1/budget/sources/{name}/reset. */
+export interface BudgetResetSourceResponse {
+  name: string;
+  reset: boolean;
+}
+
 /** Body of POST /v1/budget/pause. */
 export interface BudgetPauseRequest {
   paused: boolean;
