@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/feed/newznab"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/transport"
 )
 
@@ -43,7 +45,7 @@ func invalid(field, format string, args ...any) error {
 // open_for is the server's guard.open_for. Any other error is wrapped with
 // the prefix as its context.
 func under(prefix string, err error) error {
-	field, reason, ok := configInput(err)
+	field, reason, ok := InputField(err)
 	if !ok {
 		if prefix == "" {
 			return err
@@ -60,9 +62,12 @@ func under(prefix string, err error) error {
 	return &InputError{Field: field, Reason: reason}
 }
 
-// configInput finds the typed input error of a package whose Config is
-// part of the server's.
-func configInput(err error) (field, reason string, ok bool) {
+// InputField returns the field and reason of the first typed input error
+// in err's chain, from the server or from any library package whose input
+// the daemon passes on. The server's own comes first: it carries a part's
+// field under its place (guard.window, feeds[1].url). The command line uses
+// it too, so that the list of packages is written once.
+func InputField(err error) (field, reason string, ok bool) {
 	if e, ok := errors.AsType[*InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
@@ -73,6 +78,12 @@ func configInput(err error) (field, reason string, ok bool) {
 		return e.Field, e.Reason, true
 	}
 	if e, ok := errors.AsType[*budget.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*evidence.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*retry.InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
 	if e, ok := errors.AsType[*feed.InputError](err); ok {

@@ -189,7 +189,7 @@ func (s *settings) decodeFeeds(raw json.RawMessage, getenv func(string) (string,
 		}
 		if err := budget.ValidateSourceName(f.Name); err != nil {
 			// A feed is paid from the budget source of its name.
-			field, reason, _ := inputError(err)
+			field, reason, _ := server.InputField(err)
 			return bad(field, "%s", reason)
 		}
 		key := f.APIKey

@@ -264,7 +264,7 @@ func (s *settings) validate() error {
 		if err == nil {
 			continue
 		}
-		if field, reason, ok := inputError(err); ok {
+		if field, reason, ok := server.InputField(err); ok {
 			return s.named(joinPath(c.section, field), reason)
 		}
 		// A library that does not yet say which field is wrong: find the
@@ -314,32 +314,6 @@ type (
 	noLeaderStore struct{ leader.Store }
 	noFeedStore   struct{ feed.Store }
 )
-
-// inputError returns the field and reason of a library's typed input
-// error.
-func inputError(err error) (field, reason string, ok bool) {
-	// The server's first: it carries the guard's and the feeds' fields
-	// under their place (guard.window, feeds[1].url).
-	if e, ok := errors.AsType[*server.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*guard.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*transport.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*budget.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*evidence.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*retry.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	return "", "", false
-}
 
 // named says which setting is bad, as the user wrote it.
 func (s *settings) named(path, reason string) error {
