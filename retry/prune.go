@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Retention works in bounded batches: one transaction deletes at most
-// pruneBatch items, so that it never holds locks or grows a WAL for long,
+// Retention works in bounded batches: one store call deletes at most
+// pruneBatch items (an engine with a single writer splits that further),
+// so that it never holds locks or grows a WAL for long,
 // and one Prune call runs at most pruneBatches of them, so that a leader's
 // loop stays responsive after a long outage; the next call goes on.
 const (

@@ -52,8 +52,10 @@ type Store interface {
 	RetryNextDue(ctx context.Context, p StoreNextDueParams) (StoreNextDueResult, error)
 	// RetryPrune deletes up to p.Limit done items last changed before
 	// p.Before, oldest first, and adds how many to the store's retention
-	// counter (with p.Now as its time), in one transaction. It never
-	// deletes an item in any other state.
+	// counter (with p.Now as its time) in the transaction that deletes
+	// them. An engine may split the work into several shorter
+	// transactions; on an error, Deleted still says how many went. It
+	// never deletes an item in any other state.
 	RetryPrune(ctx context.Context, p StorePruneParams) (StorePruneResult, error)
 }
 

@@ -119,11 +119,14 @@ func run(ctx context.Context, args []string) error {
 		"observe": func() error { return r.observe(ctx, s) },
 		"stats":   func() error { return r.stats(ctx, s) },
 		"disk":    func() error { return r.disk(ctx, st) },
+		// retention: claims timed while Prune deletes the done items the
+		// earlier phases left, as the daemon's leader does.
+		"retention": func() error { return r.retention(ctx, st, s) },
 	}
 	for _, name := range strings.Split(o.phases, ",") {
 		phase, ok := phases[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("-phases: unknown phase %q (want idle, succeed, fail, observe, stats, disk)", name)
+			return fmt.Errorf("-phases: unknown phase %q (want idle, succeed, fail, observe, stats, disk, retention)", name)
 		}
 		if err := phase(); err != nil {
 			return err
