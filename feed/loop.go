@@ -147,6 +147,10 @@ type FeedStatus struct {
 	// started (see Result.Skipped).
 	LastSkipped int   `json:"last_skipped"`
 	Skipped     int64 `json:"skipped"`
+	// Forgotten counts the remembered ids this node's syncs dropped since
+	// the loop started, by Config.SeenCap or by age (Config.SeenFor): the
+	// feed's retention at work (see Result.Forgotten).
+	Forgotten int64 `json:"forgotten"`
 	// Items counts the items this node's loop handed out since it
 	// started.
 	Items int64 `json:"items"`
@@ -340,6 +344,7 @@ func (l *Loop) syncOne(ctx context.Context, name string, head bool) {
 	st.LastSync, st.LastItems, st.LastPages, st.LastStop = now, len(res.Items), res.Pages, res.Stop
 	st.Items += int64(len(res.Items))
 	st.LastSkipped, st.Skipped, st.RetryAt = skipped, st.Skipped+int64(skipped), retry
+	st.Forgotten += res.Forgotten
 	st.Interval = interval
 	st.LastError = ""
 	switch {

@@ -498,3 +498,27 @@ func TestLoopReportsSkippedItemsAndTheSourcesRetryTime(t *testing.T) {
 		}
 	})
 }
+
+func TestLoopCountsForgottenIDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newTimed(10)
+		src.publish(5)
+		s := newSyncer(t, sqlitetest.Open(t), feed.Config{SeenCap: 3})
+		l, err := feed.NewLoop(feed.LoopConfig{Syncer: s, Feeds: []feed.LoopFeed{{Name: "f", Source: src}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := runLoop(t, l)
+		defer stop()
+		synctest.Wait()
+		if st := l.Status()[0]; st.LastItems != 5 || st.Forgotten != 2 {
+			t.Fatalf("after the first sync of 5 with a cap of 3: %+v", st)
+		}
+		src.publish(2)
+		time.Sleep(feed.DefaultPollEvery + time.Minute)
+		synctest.Wait()
+		if st := l.Status()[0]; st.LastItems != 2 || st.Forgotten != 4 {
+			t.Fatalf("after 2 more: %+v; want 4 forgotten in all", st)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/leader"
+	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/storetest"
 )
@@ -145,5 +147,54 @@ func TestOnlyTheLeaderPolls(t *testing.T) {
 	})
 	if !v.NextHeadPoll.After(second.clock.Now().Add(20*time.Minute)) || x.Count("search") != 1 {
 		t.Fatalf("new leader: next poll %v, indexer searches %d", v.NextHeadPoll, x.Count("search"))
+	}
+}
+
+// TestLeaderRetentionIsReported: done items older than KeepDone go, and
+// both the cluster-wide counter with its time and this node's count of
+// deleted rows say so; items that are not done stay.
+func TestLeaderRetentionIsReported(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.MaintainEvery = 10 * time.Millisecond })
+	ctx := context.Background()
+	sched := f.s.cfg.Retry
+	metric := func(name string) string {
+		for line := range strings.SplitSeq(string(f.do("GET", "/metrics", nil).body), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				return v
+			}
+		}
+		return "absent"
+	}
+	if got, at := metric("hostguard_retry_pruned_items_total"), metric("hostguard_retry_last_prune_timestamp_seconds"); got != "0" || at != "0" {
+		t.Fatalf("before retention: pruned %s at %s; want 0 and 0", got, at)
+	}
+	if _, err := sched.Add(ctx, retry.NewItem{ID: "done"}, retry.NewItem{ID: "waiting", NotBefore: f.clock.Now().Add(90 * 24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := sched.Claim(ctx, retry.ClaimParams{N: 1, Lease: time.Minute, Worker: "w"})
+	if err != nil || len(ls) != 1 || ls[0].ID != "done" {
+		t.Fatalf("claim: %v %v", ls, err)
+	}
+	if err := sched.Succeed(ctx, ls[0].Ref()); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(retry.DefaultKeepDone + time.Hour)
+	var st retry.Stats
+	waitfor.True(t, 10*time.Second, "the old done item was never pruned", func() bool {
+		st, err = sched.Stats(ctx)
+		return err == nil && st.Pruned == 1
+	})
+	if st.Total != 1 || st.ByState["scheduled"]+st.ByState["pending"] != 1 || !st.PrunedAt.Equal(f.clock.Now()) {
+		t.Fatalf("stats after retention: %+v", st)
+	}
+	if got := metric("hostguard_retry_pruned_items_total"); got != "1" {
+		t.Fatalf("hostguard_retry_pruned_items_total %s; want 1", got)
+	}
+	if got, want := metric("hostguard_retry_last_prune_timestamp_seconds"), strconv.FormatFloat(unixSeconds(st.PrunedAt), 'g', -1, 64); got != want {
+		t.Fatalf("hostguard_retry_last_prune_timestamp_seconds %s; want %s", got, want)
+	}
+	if got := metric(`hostguard_leader_pruned_rows_total{what="retry"}`); got != "1" {
+		t.Fatalf(`hostguard_leader_pruned_rows_total{what="retry"} %s; want 1`, got)
 	}
 }

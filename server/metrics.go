@@ -103,7 +103,7 @@ func newMetrics(s *Server) *metrics {
 	})
 	m.pruned = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "leader", Name: "pruned_rows_total",
-		Help: "Rows the leader's maintenance deleted, by what they held (budget usage, evidence).",
+		Help: "Rows this node's maintenance deleted while it led, by what they held (budget usage, retry done items, evidence).",
 	}, []string{"what"})
 	m.verdicts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "evidence", Name: "verdicts_total",
@@ -269,6 +269,12 @@ var (
 		"Retry queue items due now.", nil, nil)
 	descLag = prometheus.NewDesc("hostguard_retry_oldest_due_lag_seconds",
 		"How long the longest-waiting due item has been due; growing means workers fall behind.", nil, nil)
+	descPruned = prometheus.NewDesc("hostguard_retry_pruned_items_total",
+		"Done retry items retention deleted, by every node sharing the store, ever.", nil, nil)
+	descPrunedAt = prometheus.NewDesc("hostguard_retry_last_prune_timestamp_seconds",
+		"When retention last deleted done retry items, on any node (Unix time; 0: never).", nil, nil)
+	descFeedForgotten = prometheus.NewDesc("hostguard_feed_forgotten_ids_total",
+		"Remembered item ids this node's syncs of a feed dropped, by the per-feed cap or by age, since the daemon started.", []string{"feed"}, nil)
 	descFeedItems = prometheus.NewDesc("hostguard_feed_items_seen_total",
 		"New items this node's loop found in a feed since the daemon started.", []string{"feed"}, nil)
 	descFeedGaps = prometheus.NewDesc("hostguard_feed_gaps",
@@ -290,7 +296,8 @@ const scrapeTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors,
-		descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures, descEvidence} {
+		descPruned, descPrunedAt, descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures,
+		descFeedForgotten, descEvidence} {
 		ch <- d
 	}
 }
@@ -317,6 +324,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descFeedLastSync, prometheus.GaugeValue, last, st.Name)
 			ch <- prometheus.MustNewConstMetric(descFeedLastSuccess, prometheus.GaugeValue, unixSeconds(st.LastSuccess), st.Name)
 			ch <- prometheus.MustNewConstMetric(descFeedFailures, prometheus.CounterValue, float64(st.Failures), st.Name)
+			ch <- prometheus.MustNewConstMetric(descFeedForgotten, prometheus.CounterValue, float64(st.Forgotten), st.Name)
 		}
 	}
 	if b := s.cfg.Evidence; b != nil {
@@ -352,6 +360,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descDue, prometheus.GaugeValue, float64(st.DueNow))
 			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.OldestDueLag.Seconds())
+			ch <- prometheus.MustNewConstMetric(descPruned, prometheus.CounterValue, float64(st.Pruned))
+			ch <- prometheus.MustNewConstMetric(descPrunedAt, prometheus.GaugeValue, unixSeconds(st.PrunedAt))
 		}
 		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, failed, "items")
 	}
