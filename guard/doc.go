@@ -76,13 +76,18 @@
 // The guard keeps at most MaxEndpoints records. Closed records without
 // tickets out are pruned once idle for IdleTTL (see Prune) and are the
 // first to be evicted when the cap is reached; open and half-open records
-// go only after them, and a record with tickets out (a running probe
-// included) is never evicted. Eviction walks the records with a clock
-// hand, so a stream of new endpoints above the cap costs a few steps per
-// record on average, not a scan of every record, and records are found in
-// a table of the guard's own whose reads take no lock. When every record has
-// tickets out, a new endpoint is let through untracked rather than
-// evicting evidence in use or refusing anything.
+// go only after them. A record with tickets out is kept while they are in
+// use: it is reclaimed only once none has been admitted for StaleAfter
+// and none is a trial (a running probe is one), so that a caller holding
+// unreported tickets on MaxEndpoints endpoints cannot leave another
+// caller's dead host untracked. The reclaimed record's tickets then report
+// into nothing: they point to their own record, never to its successor.
+// Eviction walks the records with a clock hand, so a stream of new
+// endpoints above the cap costs a few steps per record on average, not a
+// scan of every record, and records are found in a table of the guard's
+// own whose reads take no lock. When every record has recent tickets out,
+// a new endpoint is let through untracked rather than evicting evidence in
+// use or refusing anything.
 //
 // # Cost
 //

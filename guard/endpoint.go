@@ -25,10 +25,12 @@ const (
 // Admissions are numbered by seq, an atomic counter of the record: every
 // ticket gets the next number, so within a record tickets are ordered by
 // admission even within one clock instant, which is all the sibling rule,
-// Reset and trial ownership compare. A ticket never outlives its record in
-// use, because a record with tickets out is never evicted; a record
-// created again for the same key starts with no evidence, and old tickets
-// report into the old record, which is gone.
+// Reset and trial ownership compare. A ticket points to its record, never
+// to a slot or a key, so the record is its generation: when a record
+// pinned only by stale tickets is reclaimed (see makeRoom), or one is
+// created again for the same key, the new record starts with no evidence
+// and the old tickets report into the old one, which is gone and reports
+// nothing.
 type endpoint struct {
 	g   *Guard
 	key string
@@ -57,6 +59,12 @@ type endpoint struct {
 	shown     State // state last reported to OnTransition
 	evicted   bool
 	slot      int // index in Guard.ring; guarded by Guard.ringMu
+
+	// Guarded by Guard.ringMu: the admission count the eviction hand or
+	// a sweep last saw, and since when it has not moved. Every ticket
+	// out was admitted at or before quietSince while seq equals quietSeq.
+	quietSeq   uint64
+	quietSince int64
 
 	// Probes; see probe.go.
 	demand bool        // a non-exempt Acquire was refused during the current open period

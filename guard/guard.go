@@ -345,7 +345,7 @@ func (g *Guard) record(key string, create bool) *endpoint {
 	if g.count.Load() >= int64(g.cfg.MaxEndpoints) && !g.makeRoom(now) {
 		return nil
 	}
-	ep := &endpoint{g: g, key: strings.Clone(key)}
+	ep := &endpoint{g: g, key: strings.Clone(key), quietSince: now}
 	ep.seen.Store(now)
 	g.records.Store(g.records.Load().put(ep, g.ring))
 	if n := len(g.free); n > 0 {

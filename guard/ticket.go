@@ -67,6 +67,12 @@ func (t *Ticket) Answered() {
 		return
 	}
 	ep.mu.Lock()
+	if ep.evicted {
+		// Reclaimed while this ticket was out: the endpoint's evidence,
+		// if any, is in a newer record this ticket knows nothing of.
+		ep.mu.Unlock()
+		return
+	}
 	var tr transitions
 	ep.observe(ep.g.cfg.Now(), &tr)
 	ep.clear()
@@ -94,6 +100,12 @@ func (t *Ticket) Failed(err error) {
 	disabled := g.cfg.Disabled()
 	ep.mu.Lock()
 	ep.out.Add(-1)
+	if ep.evicted {
+		// Reclaimed while this ticket was out (stale tickets only, never
+		// a trial): the failure reports into nothing.
+		ep.mu.Unlock()
+		return
+	}
 	owner := t.ownsTrial()
 	if owner {
 		ep.setTrial(0)
