@@ -48,7 +48,7 @@ func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dorman
 	}
 
 	// Bursts: reactivate backlog items spread over the whole id range while
-	// two workers drain them; first one Observe call per item from four
+	// two workers in blocking claims drain them; first one Observe call per item from four
 	// callers, then (on other items) ObserveMany in batches of 1 000.
 	step := o.Backlog / o.Burst
 	ids := func(offset int) []string {
@@ -62,41 +62,44 @@ func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dorman
 		_, err := s.Observe(ctx, ids[0], retry.ObserveParams{})
 		return err
 	}
-	if d.Reactivate, d.Drain, err = hostguardBurst(ctx, s, ids(0), 1, 4, one, o.Poll); err != nil {
+	if d.Reactivate, d.Drain, err = hostguardBurst(ctx, s, ids(0), 1, 4, one); err != nil {
 		return d, err
 	}
 	many := func(ctx context.Context, ids []string) error {
 		_, err := s.ObserveMany(ctx, ids, retry.ObserveParams{})
 		return err
 	}
-	d.BatchReactivate, d.BatchDrain, err = hostguardBurst(ctx, s, ids(1), 1_000, 1, many, o.Poll)
+	d.BatchReactivate, d.BatchDrain, err = hostguardBurst(ctx, s, ids(1), 1_000, 1, many)
 	return d, err
 }
 
 // hostguardBurst reactivates ids, per chunks of size, from callers
-// goroutines, while two workers claim until every one of them is done. It
-// returns how long the reactivation calls took and how long until the last
-// item was settled, both from the first call.
+// goroutines, while two workers in blocking claims take them until every
+// one of them is done. It returns how long the reactivation calls took and
+// how long until the last item was settled, both from the first call.
 func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size, callers int,
-	reactivate func(context.Context, []string) error, poll time.Duration) (time.Duration, time.Duration, error) {
+	reactivate func(context.Context, []string) error) (time.Duration, time.Duration, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const workers = 2
-	var next, drained atomic.Int64
+	var next, drained, drainedAt atomic.Int64
 	errs := make([]error, callers+workers)
 	var callWG, workWG sync.WaitGroup
 	t0 := time.Now()
 	for w := range workers {
 		workWG.Go(func() {
 			for drained.Load() < int64(len(ids)) {
-				n, _, err := claimAndSucceed(ctx, s, 100, nil)
+				n, _, err := claimAndSucceedWait(ctx, s, 100, time.Second, nil)
 				if err != nil {
-					errs[callers+w] = err
+					if drainedAt.Load() == 0 { // not the cancellation below
+						errs[callers+w] = err
+					}
 					return
 				}
-				drained.Add(int64(n))
-				if n == 0 {
-					time.Sleep(poll)
+				if n > 0 && drained.Add(int64(n)) >= int64(len(ids)) {
+					// The last one: the other worker may be waiting.
+					drainedAt.CompareAndSwap(0, int64(time.Since(t0)))
+					cancel()
 				}
 			}
 		})
@@ -123,7 +126,8 @@ func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size,
 		return calls, 0, err
 	}
 	workWG.Wait()
-	return calls, time.Since(t0), errors.Join(errs...)
+	// The last settlement can beat this goroutine back from the calls.
+	return calls, max(calls, time.Duration(drainedAt.Load())), errors.Join(errs...)
 }
 
 // hostguardTrickle adds o.Trickle due items named prefix-i at a steady

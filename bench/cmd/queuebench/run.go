@@ -146,44 +146,96 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 		b.WriteString("\n")
 	}
 	if !o.skip["backlog"] {
-		fmt.Fprintf(&b, "Backlog: %d items due in 30 days; then %d due items added one every 5 ms while one worker claims (hostguard twice: a worker that sleeps 5 ms after an empty claim, then one in a blocking claim, woken by LISTEN/NOTIFY on PostgreSQL and in process on SQLite; River is woken by its LISTEN/NOTIFY and polls every 20 ms); then %d backlog items reactivated at once, one call per item (hostguard Observe with ReactivateWithin 1 ms, 4 callers; River JobRetry, 4 callers), and as many others in batches (hostguard ObserveMany, 1 000 per call, 1 caller; River has no batch call); 2 hostguard workers claim meanwhile. Lag = from the insert call starting to a worker holding the item. One run each.\n\n",
-			o.dormant.Backlog, o.dormant.Trickle, o.dormant.Burst)
+		fmt.Fprintf(&b, "Backlog: %d items due in 30 days; then %d due items added one every 5 ms while one worker claims (hostguard twice: a worker that sleeps 5 ms after an empty claim, then one in a blocking claim, woken by LISTEN/NOTIFY on PostgreSQL and in process on SQLite; River is woken by its LISTEN/NOTIFY and polls every 20 ms); then %d backlog items reactivated at once, one call per item (hostguard Observe with ReactivateWithin 1 ms, 4 callers; River JobRetry, 4 callers), and as many others in batches (hostguard ObserveMany, 1 000 per call, 1 caller; River has no batch call); 2 hostguard workers in blocking claims drain them meanwhile. Lag = from the insert call starting to a worker holding the item. %d alternating rounds, fresh database per round; each figure is the median over the rounds (of each round's p50 or p99).\n\n",
+			o.dormant.Backlog, o.dormant.Trickle, o.dormant.Burst, o.runs)
 		b.WriteString("| system | backlog load (items/s) | claim call p50 / p99 (ms) | due → claimed, polling p50 / p99 (ms) | due → claimed, blocking claim or River p50 / p99 (ms) | reactivate one by one (items/s) | drained (s) | reactivate in batches of 1 000 (items/s) | drained (s) |\n|---|---:|---|---|---|---:|---:|---:|---:|\n")
+		var notes []string
 		for _, pair := range pairs {
-			for _, sys := range pair {
-				if sys.dormant == nil {
+			var results [2][]queue.Dormant
+			for r := range o.runs {
+				for i := range 2 {
+					k := (r + i) % 2 // alternate which system goes first
+					sys := pair[k]
+					if sys.dormant == nil {
+						continue
+					}
+					t, err := sys.target(ctx, r)
+					if err != nil {
+						return err
+					}
+					d, err := sys.dormant(ctx, t)
+					if err != nil {
+						return fmt.Errorf("%s backlog: %w", sys.name, err)
+					}
+					results[k] = append(results[k], d)
+					fmt.Fprintf(log, "backlog round %d %-22s load %v lag p50 %v reactivate %.0f/s drain %v (load average %s)\n", r+1, sys.name,
+						d.Load.Round(time.Millisecond), queue.Quantile(d.Lags, 0.5), float64(d.Burst)/d.Reactivate.Seconds(), d.Drain.Round(time.Millisecond), loadAverage())
+				}
+			}
+			for k, sys := range pair {
+				ds := results[k]
+				if len(ds) == 0 {
 					continue
 				}
-				t, err := sys.target(ctx, 0)
-				if err != nil {
-					return err
-				}
-				d, err := sys.dormant(ctx, t)
-				if err != nil {
-					return fmt.Errorf("%s backlog: %w", sys.name, err)
-				}
 				claims := "n/a (internal)"
-				if len(d.Claims) > 0 {
-					claims = fmt.Sprintf("%.2f / %.2f", msf(queue.Quantile(d.Claims, 0.5)), msf(queue.Quantile(d.Claims, 0.99)))
+				if len(ds[0].Claims) > 0 {
+					claims = fmt.Sprintf("%.2f / %.2f", medianQ(ds, func(d queue.Dormant) []time.Duration { return d.Claims }, 0.5), medianQ(ds, func(d queue.Dormant) []time.Duration { return d.Claims }, 0.99))
 				}
 				batch := "n/a (no batch call) | n/a"
-				if d.BatchDrain > 0 {
-					batch = fmt.Sprintf("%.0f | %.2f", float64(d.Burst)/d.BatchReactivate.Seconds(), d.BatchDrain.Seconds())
+				if ds[0].BatchDrain > 0 {
+					batch = fmt.Sprintf("%.0f | %.2f", medianOf(ds, func(d queue.Dormant) float64 { return float64(d.Burst) / d.BatchReactivate.Seconds() }),
+						medianOf(ds, func(d queue.Dormant) float64 { return d.BatchDrain.Seconds() }))
 				}
 				polled := "n/a"
-				if len(d.PollLags) > 0 {
-					polled = fmt.Sprintf("%.2f / %.2f", msf(queue.Quantile(d.PollLags, 0.5)), msf(queue.Quantile(d.PollLags, 0.99)))
+				if len(ds[0].PollLags) > 0 {
+					polled = fmt.Sprintf("%.2f / %.2f", medianQ(ds, func(d queue.Dormant) []time.Duration { return d.PollLags }, 0.5), medianQ(ds, func(d queue.Dormant) []time.Duration { return d.PollLags }, 0.99))
 				}
+				lags := func(d queue.Dormant) []time.Duration { return d.Lags }
 				fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.2f / %.2f | %.0f | %.2f | %s |\n", sys.name,
-					float64(d.Backlog)/d.Load.Seconds(), claims, polled,
-					msf(queue.Quantile(d.Lags, 0.5)), msf(queue.Quantile(d.Lags, 0.99)),
-					float64(d.Burst)/d.Reactivate.Seconds(), d.Drain.Seconds(), batch)
-				fmt.Fprintf(log, "backlog %-22s load %v lag p50 %v drain %v\n", sys.name, d.Load, queue.Quantile(d.Lags, 0.5), d.Drain)
+					medianOf(ds, func(d queue.Dormant) float64 { return float64(d.Backlog) / d.Load.Seconds() }), claims, polled,
+					medianQ(ds, lags, 0.5), medianQ(ds, lags, 0.99),
+					medianOf(ds, reactivateRate), medianOf(ds, func(d queue.Dormant) float64 { return d.Drain.Seconds() }), batch)
 			}
+			if len(results[0]) > 0 && len(results[0]) == len(results[1]) {
+				// Ratios of the rounds, each against the other system's
+				// run in the same round.
+				var rs, ls []string
+				for r := range results[0] {
+					rs = append(rs, fmt.Sprintf("%.2f", reactivateRate(results[0][r])/reactivateRate(results[1][r])))
+					ls = append(ls, fmt.Sprintf("%.2f", msf(queue.Quantile(results[0][r].Lags, 0.5))/msf(queue.Quantile(results[1][r].Lags, 0.5))))
+				}
+				notes = append(notes, fmt.Sprintf("%s against %s, round by round: reactivation one by one %s×; blocking due → claimed p50 %s× (below 1 is faster).",
+					pair[0].name, pair[1].name, strings.Join(rs, ", "), strings.Join(ls, ", ")))
+			}
+		}
+		for _, n := range notes {
+			b.WriteString("\n" + n + "\n")
 		}
 	}
 	_, err = io.WriteString(out, b.String())
 	return err
+}
+
+func reactivateRate(d queue.Dormant) float64 { return float64(d.Burst) / d.Reactivate.Seconds() }
+
+// medianOf is the median of f over ds.
+func medianOf(ds []queue.Dormant, f func(queue.Dormant) float64) float64 {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = f(d)
+	}
+	return medianFloat(xs)
+}
+
+// medianQ is the median over ds of each run's q-quantile of f, in ms.
+func medianQ(ds []queue.Dormant, f func(queue.Dormant) []time.Duration, q float64) float64 {
+	return medianOf(ds, func(d queue.Dormant) float64 { return msf(queue.Quantile(f(d), q)) })
+}
+
+func loadAverage() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -193,6 +245,10 @@ func median(cs []queue.Cycle, f func(queue.Cycle) float64) float64 {
 	for i, c := range cs {
 		xs[i] = f(c)
 	}
+	return medianFloat(xs)
+}
+
+func medianFloat(xs []float64) float64 {
 	slices.Sort(xs)
 	if len(xs) == 0 {
 		return 0
