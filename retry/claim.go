@@ -65,6 +65,14 @@ func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	return s.claimWait(ctx, p)
 }
 
+// wakeBefore is the WakeBefore of a write at now. Every claim waiting
+// then ends by now+MaxClaimWait, and a claim that starts later reads the
+// store afresh, so an item due no sooner needs no wake-up: without this,
+// every sighting (due in ReactivateWithin, 10 minutes by default) and
+// every failure would send every idle worker of the cluster to look for
+// work that is not there.
+func wakeBefore(now time.Time) time.Time { return now.Add(MaxClaimWait) }
+
 // minRecheck spaces the looks of a waiting claim whose store says work is
 // already due but that found none (another claim holds it locked): it
 // will be leased or given back soon, and a wake-up then follows.

@@ -242,8 +242,9 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		restIDs[k] = ids[i]
 	}
 	res, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
-		Now: now,
-		IDs: restIDs,
+		Now:        now,
+		IDs:        restIDs,
+		WakeBefore: wakeBefore(now),
 		Apply: func(k int, r *StoreRecord) (bool, error) {
 			i := rest[k]
 			return s.applyOutcome(r, outcomes[i], keys[i], now)

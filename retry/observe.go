@@ -128,6 +128,7 @@ func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObservePara
 			AddIfMissing: p.AddIfMissing,
 			Priority:     p.Priority,
 			Payload:      p.Payload,
+			WakeBefore:   wakeBefore(now),
 		})
 		if err != nil {
 			return nil, err
@@ -157,8 +158,9 @@ func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObservePara
 // item already holds.
 func (s *Scheduler) observeFrom(ctx context.Context, ids []string, p ObserveParams, boost int, now, pullTo time.Time) ([]ObserveResult, error) {
 	up := StoreUpdateParams{
-		Now: now,
-		IDs: ids,
+		Now:        now,
+		IDs:        ids,
+		WakeBefore: wakeBefore(now),
 		Apply: func(_ int, r *StoreRecord) (bool, error) {
 			return s.applyObserve(r, p.Source, boost, now, pullTo)
 		},

@@ -167,6 +167,11 @@ type StoreUpdateParams struct {
 	// AddMissing's Priority and Payload, or find it if another writer
 	// inserted it meanwhile; Apply then sees it with Inserted set.
 	AddMissing *NewItem
+	// WakeBefore, when not zero, limits the wake-up that follows the
+	// commit (see Store.RetryWake) to writes that leave an item pending or
+	// scheduled and due before it; zero wakes for any such item. Nothing
+	// due before every waiting claim has ended needs one.
+	WakeBefore time.Time
 	// Apply is called once per entry of IDs whose item exists, in order,
 	// inside the store's transaction, with the item's record locked. It
 	// changes r in place and reports whether it did; a non-nil error is
@@ -255,6 +260,10 @@ type StoreObserveParams struct {
 	AddIfMissing bool
 	Priority     int
 	Payload      []byte
+	// WakeBefore is as in StoreUpdateParams: after the commit, waiting
+	// claims are woken only if an item was added, or a sighting left an
+	// item pending or scheduled and due before it (zero: any).
+	WakeBefore time.Time
 }
 
 // StoreObserveResult is the output of Store.RetryObserve.

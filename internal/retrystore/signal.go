@@ -1,6 +1,11 @@
 package retrystore
 
-import "sync"
+import (
+	"sync"
+	"time"
+
+	"github.com/hostguard/hostguard/retry"
+)
 
 // Signal wakes everyone waiting for the next change. Wait hands out a
 // channel that Fire closes; a waiter takes the channel before it looks at
@@ -31,4 +36,11 @@ func (s *Signal) Fire() {
 		close(s.ch)
 		s.ch = nil
 	}
+}
+
+// Wakes reports whether a written item in state, due at next, is worth
+// waking waiting claims for, given the store call's WakeBefore (zero:
+// any waiting item is).
+func Wakes(state retry.State, next, before time.Time) bool {
+	return (state == retry.Pending || state == retry.Scheduled) && (before.IsZero() || next.Before(before))
 }

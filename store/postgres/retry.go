@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/retrystore"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/jackc/pgx/v5"
 )
@@ -226,7 +227,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			if !dirty[r.ID] {
 				continue
 			}
-			waiting = waiting || r.State == retry.Pending || r.State == retry.Scheduled
+			waiting = waiting || retrystore.Wakes(r.State, r.NextAt, q.WakeBefore)
 			upd := r.UpdatedAt
 			ids = append(ids, &r.ID)
 			prios = append(prios, int32(r.Priority))
@@ -384,8 +385,11 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		}
 		out[i] = r
 	}
-	if len(byID) > 0 {
-		s.retryChanged()
+	for _, r := range byID {
+		if r.Added || retrystore.Wakes(r.State, r.NextAt, q.WakeBefore) {
+			s.retryChanged()
+			break
+		}
 	}
 	return retry.StoreObserveResult{Results: out}, nil
 }

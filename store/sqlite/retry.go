@@ -324,7 +324,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				continue
 			}
 			r := &row.rec
-			waiting = waiting || r.State == retry.Pending || r.State == retry.Scheduled
+			waiting = waiting || retrystore.Wakes(r.State, r.NextAt, q.WakeBefore)
 			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), retryTime(r.NextAt),
 				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryText(string(r.History)),
 				retryText(r.Worker), r.LeaseGen, retryText(r.LeaseKey), r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
@@ -437,7 +437,12 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 	if err != nil {
 		return retry.StoreObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
 	}
-	s.retrySignal().Fire()
+	for _, r := range res {
+		if r.Added || retrystore.Wakes(r.State, r.NextAt, q.WakeBefore) {
+			s.retrySignal().Fire()
+			break
+		}
+	}
 	return retry.StoreObserveResult{Results: res}, nil
 }
 

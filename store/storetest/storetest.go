@@ -41,6 +41,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("evidence policy", func(t *testing.T) { testEvidencePolicy(t, newHarness) })
 	t.Run("feed", func(t *testing.T) { testFeed(t, newHarness) })
 	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
+	t.Run("retry wakes", func(t *testing.T) { testRetryWakes(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
 	t.Run("budget limits", func(t *testing.T) { testBudgetLimits(t, newHarness) })
