@@ -23,9 +23,11 @@ func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dorman
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Limit)
 	defer cancel()
-	// Reactivated items become due at once, so the drain measures claiming
-	// them rather than a configured delay.
-	s, closeStore, err := openScheduler(ctx, dsn, retry.Config{ReactivateWithin: time.Millisecond})
+	// Reactivated items become due at once, as River's JobRetry makes a
+	// job available now, so the drain measures claiming them rather than
+	// a configured delay. (With 1 ms, a woken worker looked before the
+	// item was due, found nothing, and looked again 5 ms later.)
+	s, closeStore, err := openScheduler(ctx, dsn, retry.Config{ReactivateWithin: time.Microsecond})
 	if err != nil {
 		return Dormant{}, err
 	}
