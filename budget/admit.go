@@ -325,7 +325,7 @@ func (s *snapshot) kindLimit(k Kind) int64 {
 func (b *Budget) run(ctx context.Context, pl *plan) (Grant, bool, error) {
 	res, err := b.batch.admit(ctx, pl.params)
 	if err != nil {
-		return Grant{}, false, fmt.Errorf("budget: admit %s on %q: %w", pl.grant.Kind, pl.grant.Source, err)
+		return Grant{}, false, err
 	}
 	if res.Stale {
 		return Grant{}, true, nil

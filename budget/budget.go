@@ -283,7 +283,7 @@ func (b *Budget) MarkExhausted(ctx context.Context, source string, until time.Ti
 	}
 	err := b.st.BudgetClose(ctx, StoreCloseParams{Day: utcDay(now), Scope: source, Kind: CounterSource, Until: until.UTC().Truncate(time.Microsecond)})
 	if err != nil {
-		return fmt.Errorf("budget: mark source %q exhausted: %w", source, err)
+		return err
 	}
 	return nil
 }
@@ -307,7 +307,7 @@ func (b *Budget) Prune(ctx context.Context) (int64, error) {
 	before := utcDay(b.now()).AddDate(0, 0, -(keep - 1))
 	n, err := b.st.BudgetPrune(ctx, before)
 	if err != nil {
-		return n, fmt.Errorf("budget: prune: %w", err)
+		return n, err
 	}
 	return n, nil
 }

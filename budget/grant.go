@@ -53,7 +53,7 @@ func (b *Budget) Settle(ctx context.Context, id string, actual int64) error {
 		if errors.Is(err, ErrGrantNotFound) || errors.Is(err, ErrGrantClosed) || errors.Is(err, ErrGrantExpired) {
 			return fmt.Errorf("%w (%s)", err, id)
 		}
-		return fmt.Errorf("budget: settle %s: %w", id, err)
+		return err
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package budget
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -73,7 +72,7 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 	today := utcDay(now)
 	cs, err := b.st.BudgetUsage(ctx, today)
 	if err != nil {
-		return Report{}, fmt.Errorf("budget: read usage: %w", err)
+		return Report{}, err
 	}
 	snap := b.snap.Load()
 	type key struct {

@@ -168,7 +168,7 @@ func (b *Budget) Refresh(ctx context.Context) error {
 func (b *Budget) refresh(ctx context.Context) (bool, error) {
 	rec, err := b.ss.BudgetSettings(ctx)
 	if err != nil {
-		return false, fmt.Errorf("budget: read settings: %w", err)
+		return false, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -194,7 +194,7 @@ func (b *Budget) change(ctx context.Context, fn func(o *overrides, eff *snapshot
 	for attempt := 0; ; attempt++ {
 		rec, err := b.ss.BudgetSettings(ctx)
 		if err != nil {
-			return fmt.Errorf("budget: read settings: %w", err)
+			return err
 		}
 		o, err := decodeOverrides(rec.Doc)
 		if err != nil {
@@ -218,7 +218,7 @@ func (b *Budget) change(ctx context.Context, fn func(o *overrides, eff *snapshot
 		}
 		ok, err := b.ss.BudgetPutSettings(ctx, StorePutSettingsParams{Prev: rec.Generation, Doc: doc, Now: b.clock()})
 		if err != nil {
-			return fmt.Errorf("budget: store settings: %w", err)
+			return err
 		}
 		if ok {
 			b.publish(next, rec.Generation+1)

@@ -3,7 +3,6 @@ package evidence
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +71,7 @@ func (b *Book) CurrentFingerprint() string { return *b.fingerprint.Load() }
 func (b *Book) current(ctx context.Context) (string, error) {
 	p, err := b.st.EvidencePolicy(ctx)
 	if err != nil {
-		return "", fmt.Errorf("evidence: read the policy: %w", err)
+		return "", err
 	}
 	fp := b.cfg.Fingerprint
 	if p.Set {
@@ -121,7 +120,7 @@ func (b *Book) Record(ctx context.Context, c Check) error {
 		TrimBatch: trimBatch,
 	})
 	if err != nil {
-		return fmt.Errorf("evidence: record %s/%s: %w", c.Source, c.Subject, err)
+		return err
 	}
 	b.gen.Add(1)
 	return nil
@@ -164,7 +163,7 @@ func (b *Book) Get(ctx context.Context, source, subject string) (Record, error) 
 	}
 	row, ok, err := b.st.EvidenceGet(ctx, Key{Fingerprint: fp, Subject: subject, Source: source})
 	if err != nil {
-		return Record{}, fmt.Errorf("evidence: get %s/%s: %w", source, subject, err)
+		return Record{}, err
 	}
 	if !ok {
 		return Record{Source: source, Subject: subject, Fingerprint: fp, Reason: ReasonMissing}, nil
@@ -210,7 +209,7 @@ func (b *Book) Summarize(ctx context.Context, subject string) (Summary, []Record
 	}
 	rows, err := b.st.EvidenceSubject(ctx, fp, subject)
 	if err != nil {
-		return Summary{}, nil, fmt.Errorf("evidence: summarize %s: %w", subject, err)
+		return Summary{}, nil, err
 	}
 	now := b.now()
 	recs := make([]Record, 0, len(rows))
@@ -254,7 +253,7 @@ func (b *Book) InvalidatePolicy(ctx context.Context, fingerprint string) (int64,
 	}
 	res, err := b.st.EvidenceSetPolicy(ctx, StoreSetPolicyParams{Fingerprint: fingerprint, Now: b.now().UTC().Truncate(time.Microsecond)})
 	if err != nil {
-		return 0, fmt.Errorf("evidence: switch the policy: %w", err)
+		return 0, err
 	}
 	b.adopt(fingerprint)
 	// Positives were deleted even when the fingerprint stayed.
@@ -275,7 +274,7 @@ func (b *Book) Prune(ctx context.Context) (int64, error) {
 		n, err := b.st.EvidencePrune(ctx, StorePruneParams{MaxRows: b.cfg.MaxRows, Batch: pruneBatch})
 		total += n
 		if err != nil {
-			return total, fmt.Errorf("evidence: prune: %w", err)
+			return total, err
 		}
 		if n < pruneBatch {
 			if total > 0 {

@@ -3,7 +3,6 @@ package leader
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -73,21 +72,21 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	for _, f := range []struct{ field, v string }{{"Name", c.Name}, {"NodeID", c.NodeID}} {
+	for _, f := range []struct{ field, v string }{{"name", c.Name}, {"node_id", c.NodeID}} {
 		switch {
 		case len(f.v) > maxName:
-			return fmt.Errorf("leader: Config.%s is longer than %d bytes", f.field, maxName)
+			return invalidf(f.field, "is longer than %d bytes", maxName)
 		case inputtext.Check(f.v) != nil:
-			return fmt.Errorf("leader: Config.%s %s", f.field, inputtext.Check(f.v))
+			return invalidf(f.field, "%s", inputtext.Check(f.v))
 		case strings.TrimSpace(f.v) == "":
-			return fmt.Errorf("leader: Config.%s is blank", f.field)
+			return invalidf(f.field, "is blank")
 		}
 	}
 	if c.LeaseFor < minLease {
-		return fmt.Errorf("leader: Config.LeaseFor is %v; want 0 (default 15s) or at least %v", c.LeaseFor, minLease)
+		return invalidf("lease", "is %v; want 0 (default %v) or at least %v", c.LeaseFor, DefaultLeaseFor, minLease)
 	}
 	if c.RenewEvery <= 0 || c.RenewEvery > c.LeaseFor/2 {
-		return fmt.Errorf("leader: Config.RenewEvery is %v; want 0 (default LeaseFor/3) up to LeaseFor/2 (%v)", c.RenewEvery, c.LeaseFor/2)
+		return invalidf("renew_every", "is %v; want 0 (default lease/3) up to lease/2 (%v)", c.RenewEvery, c.LeaseFor/2)
 	}
 	return nil
 }

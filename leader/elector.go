@@ -3,7 +3,6 @@ package leader
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -59,7 +58,7 @@ func (e *Elector) Term() int64 {
 func (e *Elector) Current(ctx context.Context) (Lease, error) {
 	l, err := e.st.LeaderGet(ctx, e.cfg.Name)
 	if err != nil {
-		return Lease{}, fmt.Errorf("leader: read lease %q: %w", e.cfg.Name, err)
+		return Lease{}, err
 	}
 	return l, nil
 }

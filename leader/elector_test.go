@@ -129,17 +129,19 @@ func TestConfigValidation(t *testing.T) {
 		cfg  leader.Config
 		want string
 	}{
-		{leader.Config{Name: " "}, "Config.Name"},
-		{leader.Config{Name: "a\x00b"}, "Config.Name"},
-		{leader.Config{NodeID: strings.Repeat("n", 201)}, "Config.NodeID"},
-		{leader.Config{LeaseFor: -time.Second}, "Config.LeaseFor"},
-		{leader.Config{LeaseFor: time.Millisecond}, "Config.LeaseFor"},
-		{leader.Config{LeaseFor: time.Second, RenewEvery: 600 * time.Millisecond}, "Config.RenewEvery"},
-		{leader.Config{RenewEvery: -time.Second}, "Config.RenewEvery"},
+		{leader.Config{Name: " "}, "name"},
+		{leader.Config{Name: "a\x00b"}, "name"},
+		{leader.Config{NodeID: strings.Repeat("n", 201)}, "node_id"},
+		{leader.Config{LeaseFor: -time.Second}, "lease"},
+		{leader.Config{LeaseFor: time.Millisecond}, "lease"},
+		{leader.Config{LeaseFor: time.Second, RenewEvery: 600 * time.Millisecond}, "renew_every"},
+		{leader.Config{RenewEvery: -time.Second}, "renew_every"},
 	}
 	for _, tt := range tests {
-		if _, err := leader.New(st, tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "leader: ") {
-			t.Errorf("New(%+v) = %v; want a leader: error naming %s", tt.cfg, err, tt.want)
+		_, err := leader.New(st, tt.cfg)
+		ie, ok := errors.AsType[*leader.InputError](err)
+		if !ok || ie.Field != tt.want || !errors.Is(err, leader.ErrInvalid) || !strings.HasPrefix(err.Error(), "leader: "+tt.want+": ") {
+			t.Errorf("New(%+v) = %v; want a leader.InputError for %s", tt.cfg, err, tt.want)
 		}
 	}
 	if _, err := leader.New(nil, leader.Config{}); err == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/feed/newznab"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/transport"
 )
@@ -84,6 +85,9 @@ func InputField(err error) (field, reason string, ok bool) {
 		return e.Field, e.Reason, true
 	}
 	if e, ok := errors.AsType[*retry.InputError](err); ok {
+		return e.Field, e.Reason, true
+	}
+	if e, ok := errors.AsType[*leader.InputError](err); ok {
 		return e.Field, e.Reason, true
 	}
 	if e, ok := errors.AsType[*feed.InputError](err); ok {
