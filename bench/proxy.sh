@@ -38,13 +38,18 @@ cleanup() {
 trap cleanup EXIT
 
 # free_port asks the kernel for a free loopback port, by starting the
-# upstream on port 0 and reading back what it got.
+# upstream on port 0 and reading back what it got. Each call reads a file
+# of its own: on a busy machine the child may not have truncated a shared
+# one yet when the loop first reads it, which handed out the previous
+# call's port again (and killed the child before it could exit cleanly).
 free_port() {
-	"$work/upstream" -listen 127.0.0.1:0 >"$work/probe" 2>&1 &
+	local f
+	f=$(mktemp "$work/probe.XXXXXX")
+	"$work/upstream" -listen 127.0.0.1:0 >"$f" 2>&1 &
 	local p=$!
-	until grep -q listening "$work/probe" 2>/dev/null; do sleep 0.05; done
+	until grep -q listening "$f" 2>/dev/null; do sleep 0.05; done
 	kill "$p"; wait "$p" 2>/dev/null || true
-	sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/probe"
+	sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$f"
 }
 
 wait_port() {

@@ -130,11 +130,12 @@ func (c *sniffConn) scan(b []byte) {
 				}
 				c.sawCL, c.sawTE = false, false
 			} else {
-				lower := bytes.ToLower(c.line)
+				// No lowering copy: this runs for every header line
+				// of every request.
 				switch {
-				case bytes.HasPrefix(lower, []byte("content-length:")):
+				case hasPrefixFold(c.line, "content-length:"):
 					c.sawCL = true
-				case bytes.HasPrefix(lower, []byte("transfer-encoding:")):
+				case hasPrefixFold(c.line, "transfer-encoding:"):
 					c.sawTE = true
 				}
 			}
@@ -146,6 +147,12 @@ func (c *sniffConn) scan(b []byte) {
 		}
 		c.lineLen++
 	}
+}
+
+// hasPrefixFold reports whether b starts with prefix, a lower-case ASCII
+// string, in any case.
+func hasPrefixFold(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && bytes.EqualFold(b[:len(prefix)], []byte(prefix))
 }
 
 func (c *sniffConn) Close() error {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
@@ -146,7 +147,9 @@ func streamResponse(w http.ResponseWriter, resp *http.Response) {
 	copyEndToEnd(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
+	bp := getCopyBuf()
+	defer putCopyBuf(bp)
+	buf := *bp
 	for {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
@@ -166,6 +169,17 @@ func streamResponse(w http.ResponseWriter, resp *http.Response) {
 		}
 	}
 }
+
+// copyBufs holds the buffers bodies and tunnels are copied through. A
+// buffer per request was most of the proxy's allocated bytes, and the
+// garbage collector's work that came with them, under load.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
+
+func getCopyBuf() *[]byte  { return copyBufs.Get().(*[]byte) }
+func putCopyBuf(b *[]byte) { copyBufs.Put(b) }
 
 // failureText is a safe description of err for a client: its class only.
 func failureText(err error) string {

@@ -31,6 +31,14 @@ func copyEndToEnd(dst, src http.Header) {
 			}
 		}
 	}
+	// One backing array for every copied value instead of one per
+	// header: this runs twice per proxied request. Each header's slice is
+	// capped, so an append to one never writes into the next.
+	total := 0
+	for _, vv := range src {
+		total += len(vv)
+	}
+	values := make([]string, 0, total)
 outer:
 	for k, vv := range src {
 		for _, h := range hopByHop {
@@ -43,6 +51,8 @@ outer:
 				continue outer
 			}
 		}
-		dst[k] = append([]string(nil), vv...)
+		start := len(values)
+		values = append(values, vv...)
+		dst[k] = values[start:len(values):len(values)]
 	}
 }

@@ -156,12 +156,22 @@ func (m *metrics) instrument(pattern string, next http.Handler) http.Handler {
 	return m.time(m.requests.MustCurryWith(prometheus.Labels{"route": route, "method": method}), next)
 }
 
-// timeProxy times the forward proxy, by method.
+// timeProxy times the forward proxy, by method. The timed handlers are
+// made once, one per method label: currying the histogram per request
+// was a good part of the proxy's allocations.
 func (m *metrics) timeProxy(next http.Handler) http.Handler {
+	timed := make(map[string]http.Handler, len(proxyMethods))
+	for _, method := range proxyMethods {
+		timed[method] = m.time(m.proxied.MustCurryWith(prometheus.Labels{"method": method}), next)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.time(m.proxied.MustCurryWith(prometheus.Labels{"method": boundedMethod(r.Method)}), next).ServeHTTP(w, r)
+		timed[boundedMethod(r.Method)].ServeHTTP(w, r)
 	})
 }
+
+// proxyMethods are the values boundedMethod returns.
+var proxyMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, "other"}
 
 // boundedMethod is the method as a label: a client may send any token as
 // a method, and labels stay bounded.

@@ -258,7 +258,9 @@ func (s *Server) runTunnel(tun *tunnel, st *tunnelTicket, early io.Reader) {
 // fromTarget copies target to client; its first byte is the target's
 // answer, and closes answered.
 func (tun *tunnel) fromTarget(st *tunnelTicket, answered chan<- struct{}) {
-	buf := make([]byte, 32<<10)
+	bp := getCopyBuf()
+	defer putCopyBuf(bp)
+	buf := *bp
 	first := true
 	for {
 		n, err := tun.up.Read(buf)
@@ -295,7 +297,9 @@ func (tun *tunnel) fromTarget(st *tunnelTicket, answered chan<- struct{}) {
 // left.
 func (tun *tunnel) fromClient(early io.Reader, spoke, left chan<- struct{}) {
 	defer close(left)
-	buf := make([]byte, 32<<10)
+	bp := getCopyBuf()
+	defer putCopyBuf(bp)
+	buf := *bp
 	first := true
 	for {
 		n, err := early.Read(buf)
