@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -44,7 +45,14 @@ func TestTokenRequiredEverywhereButHealthz(t *testing.T) {
 				hdr = []string{"Authorization", auth}
 			}
 			a := f.do("GET", path, nil, hdr...)
-			expectError(t, a, http.StatusUnauthorized, "")
+			if path == "/" {
+				// A browser opening the dashboard gets the login form.
+				if a.status != http.StatusUnauthorized || !strings.Contains(string(a.body), `action="/login"`) {
+					t.Fatalf("GET / with %q: %d %s", auth, a.status, a.body)
+				}
+			} else {
+				expectError(t, a, http.StatusUnauthorized, "")
+			}
 			if a.header.Get("WWW-Authenticate") == "" {
 				t.Fatalf("%s: 401 without WWW-Authenticate", path)
 			}

@@ -41,6 +41,9 @@ func (s *Server) browserGuard(next http.Handler) http.Handler {
 			// run as a page of the API's origin.
 			liftDeadlines(w)
 			w = &sandboxed{ResponseWriter: w}
+		} else if isFormRoute(r) {
+			// The login and logout forms post a form body; they check
+			// their origin themselves (checkFormOrigin).
 		} else if err := checkContentType(r); err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func TestBudgetAdmitPacesAndExhausts(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if page := string(f.do("GET", "/", nil).body); !strings.Contains(page, "<code>unpaced</code>") {
+	if rep := f.dashboardReport(); rep.Budget == nil || len(rep.Budget.Sources) != 2 || rep.Budget.Sources[1].Name != "unpaced" {
 		t.Error("the status page does not show the budget's sources")
 	}
 }

@@ -182,6 +182,14 @@ type Config struct {
 	// hostguard_build_info. Empty (the zero value) means the module
 	// version the go command recorded, else "devel".
 	Version string
+
+	// StoreKind names the store the daemon runs on ("sqlite",
+	// "postgres"), for the status page. Empty (the zero value): not shown.
+	StoreKind string
+
+	// dashboardRefresh is how often the dashboard reloads its figures;
+	// 0 means dashboardRefreshEvery. Tests shorten it.
+	dashboardRefresh time.Duration
 }
 
 // Validate reports the first setting of c that New cannot use, as an

@@ -67,7 +67,7 @@ func TestEvidenceRecordSummarizeAndPolicy(t *testing.T) {
 	if st.Evidence == nil || !st.Evidence.Known || st.Evidence.Available != 1 || st.Evidence.Fingerprint != "quality=1080p" {
 		t.Fatalf("status evidence: %+v", st.Evidence)
 	}
-	if page := string(f.do("GET", "/", nil).body); !strings.Contains(page, "1 subjects available") {
+	if rep := f.dashboardReport(); rep.Evidence == nil || rep.Evidence.Available != 1 {
 		t.Error("the status page lacks the evidence count")
 	}
 	m := string(f.do("GET", "/metrics", nil).body)

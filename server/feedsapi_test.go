@@ -132,7 +132,7 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if page := string(f.do("GET", "/", nil).body); !strings.Contains(page, "<code>fake</code>") || !strings.Contains(page, "This node runs the periodic work") {
+	if rep := f.dashboardReport(); len(rep.Feeds) != 1 || rep.Feeds[0].Name != "fake" || !rep.Leader.Leading {
 		t.Error("the status page lacks the feed or the leader")
 	}
 

@@ -54,6 +54,7 @@ func (s *Server) hostTouch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("touching a host", err)
 	}
+	s.recordTouch(res, *req.OK)
 	writeJSON(w, http.StatusOK, touchResponse{hostView: newHostView(res.Status), Counted: res.Counted})
 	return nil
 }

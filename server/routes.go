@@ -9,8 +9,12 @@ import (
 type route struct {
 	pattern string
 	h       handlerFunc
-	// public routes are served without the token: GET /healthz alone.
+	// public routes are served without the token: the probes, and the
+	// login and logout forms.
 	public bool
+	// session routes, the ones the dashboard reads, also take its
+	// session cookie instead of the token (login.go says why only these).
+	session bool
 	// needs is the optional part of the daemon the route serves; nil for
 	// the routes every daemon has.
 	needs *part
@@ -37,8 +41,10 @@ func (s *Server) routeTable() []route {
 		{pattern: "GET /healthz", h: s.healthz, public: true},
 		{pattern: "GET /readyz", h: s.readyz, public: true},
 		{pattern: "GET /metrics", h: func(w http.ResponseWriter, r *http.Request) error { metrics.ServeHTTP(w, r); return nil }},
-		{pattern: "GET /{$}", h: s.statusPage},
-		{pattern: "GET /v1/status", h: s.status},
+		{pattern: "GET /{$}", h: s.dashboard, session: true},
+		{pattern: "POST /login", h: s.login, public: true},
+		{pattern: "POST /logout", h: s.logout, public: true},
+		{pattern: "GET /v1/status", h: s.status, session: true},
 		{pattern: "GET /v1/openapi.json", h: s.openAPI},
 
 		{pattern: "POST /v1/guard/acquire", h: s.guardAcquire},
@@ -100,7 +106,10 @@ func (s *Server) routes() http.Handler {
 			h = notConfigured(rt.needs.name)
 		}
 		hh := s.apiHandler(h)
-		if !rt.public {
+		switch {
+		case rt.session:
+			hh = s.requireTokenOrSession(hh, rt.pattern == "GET /{$}")
+		case !rt.public:
 			hh = s.requireToken(hh)
 		}
 		mux.Handle(rt.pattern, s.metrics.instrument(rt.pattern, hh))

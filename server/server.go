@@ -41,6 +41,13 @@ type Server struct {
 	tunnels   tunnelSet
 	active    activity
 
+	// since and hosts feed the status page what the guard and the store
+	// do not keep: when an endpoint entered its state, and each host's
+	// recent outcomes. sessions are the dashboard's logins.
+	since    *endpointSince
+	hosts    *hostHistory
+	sessions *sessionTable
+
 	feeds      []*feedRunner
 	feedReader *feed.Syncer    // reads and resets stored positions; nil without FeedStore
 	feedBase   *http.Transport // the feeds' connections; nil without feeds
@@ -81,11 +88,15 @@ func New(cfg Config) (*Server, error) {
 	s.version, s.started = buildVersion(cfg.Version), cfg.Now()
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)
+	s.since = newEndpointSince(max(cfg.Guard.MaxEndpoints, guard.DefaultMaxEndpoints))
+	s.hosts = newHostHistory(outcomeHosts)
+	s.sessions = newSessionTable(maxSessions, sessionLifetime, cfg.Now)
 
 	gcfg := cfg.Guard
 	userHook := gcfg.OnTransition
 	gcfg.OnTransition = func(endpoint string, from, to guard.State) {
 		s.metrics.transitions.WithLabelValues(from.String(), to.String()).Inc()
+		s.since.note(endpoint, to, s.cfg.Now())
 		s.log.Info("guard: endpoint changed state", "endpoint", endpoint, "from", from.String(), "to", to.String())
 		if userHook != nil {
 			userHook(endpoint, from, to)

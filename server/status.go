@@ -1,13 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	_ "embed"
-	"html/template"
 	"net/http"
+	"regexp"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
@@ -15,13 +14,21 @@ import (
 	"github.com/hostguard/hostguard/retry"
 )
 
-// statusHostLimit bounds the hosts in backoff that the status report lists;
+// statusHostLimit bounds the hosts each list of the status report holds;
 // the counts are always complete, and GET /v1/hosts pages through the rest.
 const statusHostLimit = 100
 
-// statusReport is GET /v1/status and what the status page shows.
+// statusReport is GET /v1/status and what the dashboard shows.
 type statusReport struct {
-	Time  time.Time    `json:"time"`
+	Time time.Time `json:"time"`
+	// Version, Node, StartedAt and UptimeSeconds describe this daemon;
+	// Store is the kind of store it runs on, when its program said.
+	Version       string    `json:"version"`
+	Node          string    `json:"node,omitempty"`
+	Store         string    `json:"store,omitempty"`
+	StartedAt     time.Time `json:"started_at"`
+	UptimeSeconds float64   `json:"uptime_seconds"`
+
 	Guard guardSummary `json:"guard"`
 	Hosts *hostSummary `json:"hosts,omitempty"`
 	Items *retry.Stats `json:"items,omitempty"`
@@ -29,7 +36,8 @@ type statusReport struct {
 	Budget *budgetView `json:"budget,omitempty"`
 	// Leader says whether this node runs the periodic work.
 	Leader leaderView `json:"leader"`
-	// Feeds are the configured and stored feeds.
+	// Feeds are the configured and stored feeds, each last error cut
+	// to its short form.
 	Feeds []feedView `json:"feeds,omitempty"`
 	// Evidence counts the subjects of the last computed evidence set.
 	Evidence *evidenceSummary `json:"evidence,omitempty"`
@@ -45,47 +53,56 @@ type guardSummary struct {
 	// RemoteTickets counts acquired, unreported API tickets.
 	RemoteTickets int `json:"remote_tickets"`
 	// NotClosed lists the open and half-open endpoints.
-	NotClosed []endpointView `json:"not_closed"`
+	NotClosed []statusEndpoint `json:"not_closed"`
+}
+
+// statusEndpoint is an endpoint as the dashboard shows it: what GET
+// /v1/guard says, and since when it has been in its state.
+type statusEndpoint struct {
+	endpointView
+	// Since is when the endpoint entered its state: for half-open, the
+	// end of its open period; for open, when this node saw it open
+	// (absent if it opened before this node started).
+	Since *time.Time `json:"since,omitempty"`
+	// Probing is true while the guard's own probe holds the trial.
+	Probing bool `json:"probing"`
+	// Openings counts the open periods in a row without an answer.
+	Openings int `json:"openings"`
 }
 
 type hostSummary struct {
 	health.Counts
 	// InBackoff lists up to 100 hosts in backoff, by name.
 	InBackoff []hostView `json:"in_backoff"`
+	// UnhealthyHosts lists up to 100 hosts with a failure since their
+	// last success, those in backoff first, each with the outcomes this
+	// node recorded for it lately.
+	UnhealthyHosts []statusHost `json:"unhealthy_hosts"`
+}
+
+type statusHost struct {
+	hostView
+	// Recent is up to 20 outcomes this node answered touches with since
+	// it started, oldest first.
+	Recent []outcomeView `json:"recent"`
 }
 
 func (s *Server) statusReport(ctx context.Context) statusReport {
-	rep := statusReport{Time: s.cfg.Now().UTC()}
-	all := s.endpoints(nil)
-	rep.Guard = guardSummary{
-		Endpoints: len(all),
-		ByState: map[string]int{
-			guard.Closed.String(): 0, guard.Open.String(): 0, guard.HalfOpen.String(): 0,
-		},
-		RemoteTickets: s.tickets.len(),
-		NotClosed:     []endpointView{},
+	now := s.cfg.Now()
+	rep := statusReport{
+		Time: now.UTC(), Version: s.version, Store: s.cfg.StoreKind,
+		StartedAt: s.started.UTC(), UptimeSeconds: now.Sub(s.started).Seconds(),
 	}
-	for _, e := range all {
-		rep.Guard.ByState[e.State]++
-		if e.State != guard.Closed.String() {
-			rep.Guard.NotClosed = append(rep.Guard.NotClosed, e)
-		}
+	if el := s.cfg.Elector; el != nil {
+		rep.Node = el.NodeID()
 	}
-	// Open endpoints first, those closest to their trial first.
-	sort.SliceStable(rep.Guard.NotClosed, func(i, j int) bool {
-		return rep.Guard.NotClosed[i].RetryAfterSeconds > rep.Guard.NotClosed[j].RetryAfterSeconds
-	})
+	rep.Guard = s.guardSummary()
 	if h := s.cfg.Health; h != nil {
-		counts, err := h.Counts(ctx)
-		list, err2 := h.List(ctx, health.ListParams{View: health.Backoff, Limit: statusHostLimit})
-		if err != nil || err2 != nil {
-			s.log.Error("server: reading hosts for the status report failed", "err", firstErr(err, err2))
+		hs, err := s.hostSummary(ctx, h)
+		if err != nil {
+			s.log.Error("server: reading hosts for the status report failed", "err", err)
 			rep.Problems = append(rep.Problems, "hosts could not be read")
 		} else {
-			hs := &hostSummary{Counts: counts, InBackoff: make([]hostView, 0, len(list))}
-			for _, st := range list {
-				hs.InBackoff = append(hs.InBackoff, newHostView(st))
-			}
 			rep.Hosts = hs
 		}
 	}
@@ -119,6 +136,9 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 			s.log.Error("server: reading feed positions for the status report failed", "err", err)
 			rep.Problems = append(rep.Problems, "the feeds could not be read")
 		} else {
+			for i := range views {
+				views[i].LastError = shortError(views[i].LastError)
+			}
 			rep.Feeds = views
 		}
 	}
@@ -129,6 +149,104 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 		rep.Evidence = es
 	}
 	return rep
+}
+
+func (s *Server) guardSummary() guardSummary {
+	all := s.guard.Endpoints()
+	g := guardSummary{
+		Endpoints: len(all),
+		ByState: map[string]int{
+			guard.Closed.String(): 0, guard.Open.String(): 0, guard.HalfOpen.String(): 0,
+		},
+		RemoteTickets: s.tickets.len(),
+		NotClosed:     []statusEndpoint{},
+	}
+	live := make(map[string]bool)
+	for _, st := range all {
+		g.ByState[st.State.String()]++
+		if st.State == guard.Closed {
+			continue
+		}
+		live[st.Endpoint] = true
+		e := statusEndpoint{endpointView: newEndpointView(st), Probing: st.Probing, Openings: st.Openings}
+		switch {
+		case st.State == guard.HalfOpen && !st.OpenUntil.IsZero():
+			e.Since = timePtr(st.OpenUntil)
+		default:
+			if at, ok := s.since.get(st.Endpoint, st.State); ok {
+				e.Since = timePtr(at)
+			}
+		}
+		g.NotClosed = append(g.NotClosed, e)
+	}
+	s.since.keepOnly(live)
+	// Open endpoints first, those closest to their trial first.
+	sort.SliceStable(g.NotClosed, func(i, j int) bool {
+		return g.NotClosed[i].RetryAfterSeconds > g.NotClosed[j].RetryAfterSeconds
+	})
+	return g
+}
+
+func (s *Server) hostSummary(ctx context.Context, h *health.Tracker) (*hostSummary, error) {
+	counts, err := h.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	backoff, err := h.List(ctx, health.ListParams{View: health.Backoff, Limit: statusHostLimit})
+	if err != nil {
+		return nil, err
+	}
+	unhealthy, err := h.List(ctx, health.ListParams{View: health.Unhealthy, Limit: statusHostLimit})
+	if err != nil {
+		return nil, err
+	}
+	hs := &hostSummary{Counts: counts, InBackoff: make([]hostView, 0, len(backoff)),
+		UnhealthyHosts: make([]statusHost, 0, len(unhealthy))}
+	for _, st := range backoff {
+		hs.InBackoff = append(hs.InBackoff, newHostView(st))
+	}
+	for _, st := range unhealthy {
+		recent := s.hosts.recent(st.Name)
+		if recent == nil {
+			recent = []outcomeView{}
+		}
+		hs.UnhealthyHosts = append(hs.UnhealthyHosts, statusHost{hostView: newHostView(st), Recent: recent})
+	}
+	// In backoff first, the longest wait first; then by name.
+	sort.SliceStable(hs.UnhealthyHosts, func(i, j int) bool {
+		return hs.UnhealthyHosts[i].RetryIn > hs.UnhealthyHosts[j].RetryIn
+	})
+	return hs, nil
+}
+
+// recordTouch adds a touch's outcome to the host's timeline.
+func (s *Server) recordTouch(res health.Result, ok bool) {
+	kind := outcomeSuccess
+	switch {
+	case !ok && res.Counted:
+		kind = outcomeFailure
+	case !ok:
+		kind = outcomeIgnored
+	}
+	s.hosts.add(res.Name, kind, s.cfg.Now())
+}
+
+// urlInText finds URLs, quoted or not, in an error's text.
+var urlInText = regexp.MustCompile(`"?[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"]*"?`)
+
+// shortError is an error's text as the dashboard shows it: without URLs
+// (which can hold a key or a query), at most shortErrorLen bytes.
+func shortError(s string) string {
+	const shortErrorLen = 160
+	s = urlInText.ReplaceAllString(s, "(url)")
+	if len(s) > shortErrorLen {
+		cut := shortErrorLen
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 // evidenceSummary is the evidence part of the status report. It comes from
@@ -149,64 +267,7 @@ func evidenceCounts(snap *evidence.Snapshot) (available, unavailable int) {
 	return available, unavailable
 }
 
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, s.statusReport(r.Context()))
-	return nil
-}
-
-//go:embed status.html
-var statusHTML string
-
-var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
-	"secs": func(f float64) string {
-		if f <= 0 {
-			return "now"
-		}
-		return (time.Duration(f * float64(time.Second))).Round(time.Second).String()
-	},
-	"dur": func(d time.Duration) string { return d.Round(time.Second).String() },
-	"sorted": func(m map[string]int) []kv {
-		out := make([]kv, 0, len(m))
-		for k, v := range m {
-			out = append(out, kv{k, v})
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].K < out[j].K })
-		return out
-	},
-}).Parse(statusHTML))
-
-type kv struct {
-	K string
-	V int
-}
-
-// statusPage renders the report as a self-contained page that refreshes
-// itself. html/template escapes every endpoint and host name, which come
-// from clients.
-func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
-	var buf bytes.Buffer
-	states := []string{"pending", "scheduled", "leased", "done"}
-	if err := statusTemplate.Execute(&buf, struct {
-		statusReport
-		States []string
-	}{s.statusReport(r.Context()), states}); err != nil {
-		return failed("rendering the status page", err)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	// Nothing on the page loads from anywhere; say so to the browser.
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	_, _ = w.Write(buf.Bytes())
 	return nil
 }

@@ -1,25 +1,30 @@
 package server
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostguard/hostguard/internal/faulthost"
 )
 
 func TestStatusPageAndReport(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
+	f := setup(t, func(c *Config) { c.Version = "v1.2.3"; c.StoreKind = "sqlite" })
 	dead := faulthost.ClosedPort()
 	t.Cleanup(dead.Close)
 	for range 2 {
 		f.do("GET", fetchPath(dead.URL()+"/"), nil)
 	}
+	opened := f.clock.Now()
 	f.do("POST", "/v1/hosts/ok.example/touch", map[string]any{"ok": true})
 	hostile := "<script>alert(1)</script>.example"
-	if a := f.do("POST", "/v1/hosts/"+url.PathEscape(hostile)+"/touch", map[string]any{"ok": false}); a.status != 200 {
-		t.Fatalf("touch: %d %s", a.status, a.body)
+	for _, ok := range []bool{true, false, false} {
+		if a := f.do("POST", "/v1/hosts/"+url.PathEscape(hostile)+"/touch", map[string]any{"ok": ok}); a.status != 200 {
+			t.Fatalf("touch: %d %s", a.status, a.body)
+		}
 	}
 	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "i1"}, {"id": "i2"}}})
 	l := f.claim(t, 1, 30)
@@ -27,11 +32,39 @@ func TestStatusPageAndReport(t *testing.T) {
 
 	var rep statusReport
 	decodeInto(t, f.do("GET", "/v1/status", nil), &rep)
-	if rep.Guard.ByState["open"] != 1 || len(rep.Guard.NotClosed) != 1 || rep.Guard.NotClosed[0].Endpoint != dead.URL() {
+	if rep.Guard.ByState["open"] != 1 || rep.Guard.NotClosed[0].Since == nil || !rep.Guard.NotClosed[0].Since.Equal(opened) {
+		t.Errorf("open endpoint: %+v; want open since %v", rep.Guard.NotClosed, opened)
+	}
+	if rep.Hosts == nil || rep.Hosts.Backoff != 1 || len(rep.Hosts.InBackoff) != 1 || len(rep.Hosts.UnhealthyHosts) != 1 ||
+		rep.Hosts.UnhealthyHosts[0].Available {
+		t.Fatalf("host summary: %+v", rep.Hosts)
+	}
+
+	// Later the endpoint's period is over and the host's backoff too; the
+	// host is still unhealthy and still listed.
+	f.clock.Advance(90 * time.Second)
+	rep = statusReport{}
+	decodeInto(t, f.do("GET", "/v1/status", nil), &rep)
+	if rep.Version != "v1.2.3" || rep.Store != "sqlite" || rep.Node == "" || rep.UptimeSeconds != 90 {
+		t.Errorf("header fields: version %q store %q node %q uptime %v", rep.Version, rep.Store, rep.Node, rep.UptimeSeconds)
+	}
+	if rep.Guard.ByState["half-open"] != 1 || len(rep.Guard.NotClosed) != 1 || rep.Guard.NotClosed[0].Endpoint != dead.URL() {
 		t.Fatalf("guard summary: %+v", rep.Guard)
 	}
-	if rep.Hosts == nil || rep.Hosts.Backoff != 1 || len(rep.Hosts.InBackoff) != 1 {
+	// Half-open since its open period ended, 30 s after it opened.
+	if e := rep.Guard.NotClosed[0]; e.Since == nil || !e.Since.Equal(opened.Add(30*time.Second)) || e.LastFailure == "" {
+		t.Errorf("endpoint %+v: want half-open since %v with its last failure", e, opened.Add(30*time.Second))
+	}
+	if rep.Hosts == nil || rep.Hosts.Backoff != 0 || rep.Hosts.Unhealthy != 1 || len(rep.Hosts.UnhealthyHosts) != 1 {
 		t.Fatalf("host summary: %+v", rep.Hosts)
+	}
+	h := rep.Hosts.UnhealthyHosts[0]
+	var got []string
+	for _, o := range h.Recent {
+		got = append(got, o.Outcome)
+	}
+	if h.Display != hostile || strings.Join(got, ",") != "success,failure,failure" || h.ConsecutiveFails != 2 {
+		t.Errorf("unhealthy host %q: %d in a row, recent %v; want success,failure,failure", h.Display, h.ConsecutiveFails, got)
 	}
 	if rep.Items == nil || rep.Items.Total != 2 || rep.Items.ByClass["not_found"] != 1 {
 		t.Fatalf("items summary: %+v", rep.Items)
@@ -42,21 +75,91 @@ func TestStatusPageAndReport(t *testing.T) {
 	if a.status != 200 || !strings.HasPrefix(a.header.Get("Content-Type"), "text/html") {
 		t.Fatalf("status page: %d %s", a.status, a.header.Get("Content-Type"))
 	}
-	for _, want := range []string{
-		dead.URL(), `class="open"`, "30s", // the endpoint, open, with its time left
-		"&lt;script&gt;alert(1)&lt;/script&gt;.example", // escaped
-		"not_found", `http-equiv="refresh"`,
-	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("status page lacks %q", want)
+	csp := a.header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'sha256-", "connect-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
 		}
 	}
-	if strings.Contains(page, "<script>") {
+	if strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("Content-Security-Policy %q allows any inline code", csp)
+	}
+	// The page starts from the report itself, as JSON the script reads.
+	data, boot := pageData(t, page)
+	if boot.RefreshMS != dashboardRefreshEvery.Milliseconds() || boot.Session ||
+		len(boot.Report.Guard.NotClosed) != 1 || boot.Report.Hosts.UnhealthyHosts[0].Display != hostile {
+		t.Errorf("initial data: refresh %d, session %v, report %+v", boot.RefreshMS, boot.Session, boot.Report.Guard)
+	}
+	if strings.Contains(page, hostile) || strings.Contains(page, "<script>alert") {
 		t.Error("a host name reached the page unescaped")
 	}
-	for _, ext := range []string{"src=", "href=", "@import", "url("} {
-		if strings.Contains(page, ext) {
+	if !strings.Contains(page, "<noscript>") {
+		t.Error("the page says nothing without JavaScript")
+	}
+	shell := strings.Replace(page, data, "", 1)
+	for _, ext := range []string{`src="http`, `href="http`, `src="/`, `href="//`, "@import", "url(", "fetch(\"http"} {
+		if strings.Contains(shell, ext) {
 			t.Errorf("status page loads something (%q); it must be self-contained", ext)
 		}
+	}
+}
+
+// pageData is the JSON the dashboard starts from.
+func pageData(t *testing.T, page string) (string, dashboardData) {
+	t.Helper()
+	_, data, ok := strings.Cut(page, `<script type="application/json" id="hg-data">`)
+	data, _, ok2 := strings.Cut(data, "</script>")
+	if !ok || !ok2 {
+		t.Fatal("the page carries no initial data")
+	}
+	var boot dashboardData
+	if err := json.Unmarshal([]byte(data), &boot); err != nil {
+		t.Fatalf("initial data: %v", err)
+	}
+	return data, boot
+}
+
+// dashboardReport is the report GET / starts the dashboard from.
+func (f *fixture) dashboardReport() statusReport {
+	f.t.Helper()
+	a := f.do("GET", "/", nil)
+	if a.status != 200 {
+		f.t.Fatalf("GET /: %d %s", a.status, a.body)
+	}
+	_, boot := pageData(f.t, string(a.body))
+	return boot.Report
+}
+
+func TestShortError(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"": "",
+		`feed: idx: page at offset 0: Get "https://idx.example/api?t=search&apikey=REDACTED": dial tcp 127.0.0.1:9: connect: connection refused`: "feed: idx: page at offset 0: Get (url): dial tcp 127.0.0.1:9: connect: connection refused",
+		"upstream said 500 at http://u:p@x.example/a?b=c, giving up":                                                                             "upstream said 500 at (url) giving up",
+		strings.Repeat("é", 100): strings.Repeat("é", 80) + "…",
+	} {
+		if got := shortError(in); got != want {
+			t.Errorf("shortError(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHostHistoryIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHostHistory(3)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range outcomesPerHost + 5 {
+		h.add("a", outcomeKind(i%3), at.Add(time.Duration(i)*time.Second))
+	}
+	r := h.recent("a")
+	if len(r) != outcomesPerHost || !r[0].At.Equal(at.Add(5*time.Second)) || !r[len(r)-1].At.Equal(at.Add((outcomesPerHost+4)*time.Second)) {
+		t.Fatalf("ring of a: %d entries, from %v to %v", len(r), r[0].At, r[len(r)-1].At)
+	}
+	h.add("b", outcomeSuccess, at)
+	h.add("c", outcomeSuccess, at)
+	h.add("a", outcomeSuccess, at) // a is now the most recent
+	h.add("d", outcomeSuccess, at) // so b goes
+	if h.recent("b") != nil || h.recent("a") == nil || h.recent("c") == nil || h.recent("d") == nil {
+		t.Fatal("the least recently touched host was not the one forgotten")
 	}
 }

@@ -433,6 +433,14 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("GET", "/", nil, 401, nil, reqOpt{noToken: true})
 	c.do("GET", "/v1/status", nil, 200, nil, none)
 	c.do("GET", "/v1/status", nil, 401, nil, reqOpt{noToken: true})
+	// The dashboard's login and logout, as its forms post them.
+	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Origin": {d.api}}
+	c.do("POST", "/login", nil, 401, nil, reqOpt{noToken: true, rawBody: []byte("token=wrong"), header: form})
+	c.do("POST", "/login", nil, 303, nil, reqOpt{noToken: true, rawBody: []byte("token=" + tok), header: form})
+	c.do("POST", "/login", nil, 403, nil, reqOpt{noToken: true, badInput: true, rawBody: []byte("token=" + tok),
+		header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}})
+	c.do("POST", "/logout", nil, 303, nil, reqOpt{noToken: true, header: http.Header{"Origin": {d.api}}})
+	c.do("POST", "/logout", nil, 403, nil, reqOpt{noToken: true, badInput: true})
 	served := c.do("GET", "/v1/openapi.json", nil, 200, nil, none)
 	if !bytes.Equal(served, spec) {
 		t.Error("GET /v1/openapi.json is not server/openapi.json")

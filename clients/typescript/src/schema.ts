@@ -273,17 +273,39 @@ export interface EvidenceSummary {
 
 export interface StatusReport {
   time: string;
+  version: string;
+  /** This node's id in the leader election. */
+  node?: string;
+  /** The store's kind: sqlite or postgres. */
+  store?: string;
+  started_at: string;
+  uptime_seconds: number;
   guard: {
     endpoints: number;
     by_state: Record<string, number>;
     remote_tickets: number;
-    not_closed: Endpoint[];
+    not_closed: Array<Endpoint & {
+      /** When it entered its state; absent for an endpoint this node saw open from its start. */
+      since?: string;
+      /** The guard's own probe holds the trial. */
+      probing: boolean;
+      /** Open periods in a row without an answer. */
+      openings: number;
+    }>;
   };
   hosts?: {
     known: number;
     unhealthy: number;
     backoff: number;
     in_backoff: Host[];
+    /** Up to 100 hosts with a failure since their last success, those in backoff first. */
+    unhealthy_hosts: Array<Host & {
+      /** Up to 20 outcomes of touches this node answered since it started, oldest first. */
+      recent: Array<{
+        at: string;
+        outcome: "success" | "failure" | "ignored";
+      }>;
+    }>;
   };
   items?: QueueStats;
   budget?: BudgetReport;

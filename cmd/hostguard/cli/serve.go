@@ -291,6 +291,7 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 	defer book.Close()
 	cfg.Evidence = book
 	cfg.Version = version()
+	cfg.StoreKind = kind
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err

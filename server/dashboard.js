@@ -1,0 +1,375 @@
+"use strict";
+// The dashboard: renders GET /v1/status and refreshes it in place. Every
+// name and figure goes into the page as text (textContent, attributes),
+// never as HTML: endpoints and host names come from the daemon's clients.
+(() => {
+  const boot = JSON.parse(document.getElementById("hg-data").textContent);
+  const refreshMS = boot.refresh_ms || 5000;
+  let lastGood = null; // the report last shown
+  let refreshes = 0;
+
+  // --- building blocks -------------------------------------------------
+
+  function el(tag, props, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const kid of kids.flat()) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return e;
+  }
+
+  function svg(tag, attrs) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    return e;
+  }
+
+  // table builds a table whose cells carry their column's label, which
+  // the phone layout shows in front of each value. A column may say
+  // {label, n: true} for a right-aligned figure, {label, name: true} for
+  // the row's name.
+  function table(cols, rows, keep) {
+    const head = el("tr", null, cols.map((c) => el("th", { class: c.n ? "n" : null, scope: "col", text: c.label })));
+    const body = rows.map((r) => el("tr", { "data-key": r.key },
+      r.cells.map((cell, i) => {
+        const c = cols[i];
+        return el("td", { class: c.n ? "n" : c.name ? "name" : null, "data-label": c.label }, cell);
+      })));
+    return el("table", { class: keep ? "keep" : null }, el("thead", null, head), el("tbody", null, body));
+  }
+
+  const code = (s) => el("code", { text: s });
+  const muted = (s) => el("span", { class: "muted", text: s });
+
+  // --- formats ---------------------------------------------------------
+
+  function dur(seconds) {
+    let s = Math.max(0, Math.round(seconds));
+    if (s < 60) return s + " s";
+    const d = Math.floor(s / 86400); s -= d * 86400;
+    const h = Math.floor(s / 3600); s -= h * 3600;
+    const m = Math.floor(s / 60); s -= m * 60;
+    if (d > 0) return d + " d" + (h ? " " + h + " h" : "");
+    if (h > 0) return h + " h" + (m ? " " + m + " m" : "");
+    return m + " m" + (s ? " " + s + " s" : "");
+  }
+
+  const absFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "long" });
+  const clockFmt = new Intl.DateTimeFormat(undefined, { timeStyle: "medium" });
+
+  // when shows a time relative to the report's own time (the daemon's
+  // clock, so a skewed browser clock does not matter), with the absolute
+  // local time and zone as its tooltip.
+  function when(t, now, none) {
+    if (!t) return muted(none || "never");
+    const at = new Date(t);
+    if (isNaN(at)) return muted(none || "never");
+    const d = (at - now) / 1000;
+    const text = Math.abs(d) < 1 ? "now" : d < 0 ? dur(-d) + " ago" : "in " + dur(d);
+    return el("time", { datetime: at.toISOString(), title: absFmt.format(at), text });
+  }
+
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  function bytes(n) {
+    let v = n, u = 0;
+    while (Math.abs(v) >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+    return (u === 0 ? String(v) : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)) + " " + units[u];
+  }
+  const count = (n) => Number(n || 0).toLocaleString();
+
+  // bar shows used of allowance, with the reserved part at its end.
+  function bar(used, allowance, reserve, full, label) {
+    const b = el("div", { class: "bar", role: "img", "aria-label": label });
+    if (allowance > 0) {
+      const fill = el("div", { class: full ? "fill full" : "fill" });
+      fill.style.width = Math.min(100, (100 * used) / allowance) + "%";
+      b.append(fill);
+      if (reserve > 0) {
+        const r = el("div", { class: "reserve", title: "kept back for head polls" });
+        const w = Math.min(100, (100 * reserve) / allowance);
+        r.style.left = 100 - w + "%";
+        r.style.width = w + "%";
+        b.append(r);
+      }
+    }
+    return b;
+  }
+
+  // timeline draws a host's recent outcomes, oldest on the left.
+  function timeline(recent, now) {
+    const size = 9, gap = 3, n = 20;
+    const w = n * (size + gap) - gap;
+    const s = svg("svg", { class: "timeline", width: w, height: size, viewBox: "0 0 " + w + " " + size, role: "img",
+      "aria-label": recent.length ? recent.map((o) => o.outcome).join(", ") : "no outcomes recorded by this node" });
+    recent.forEach((o, i) => {
+      const r = svg("rect", { x: (n - recent.length + i) * (size + gap), y: 0, width: size, height: size, rx: 2, class: o.outcome });
+      const t = svg("title", {});
+      t.textContent = o.outcome + ", " + absFmt.format(new Date(o.at));
+      r.append(t);
+      s.append(r);
+    });
+    return s;
+  }
+
+  function panel(id, ...kids) {
+    document.querySelector("#" + id + " .body").replaceChildren(...kids.flat().filter(Boolean));
+  }
+
+  // --- panels ----------------------------------------------------------
+
+  function header(rep, now) {
+    const lead = rep.leader || {};
+    let leader = lead.leading ? "this node" : "another node";
+    if (!lead.leading && lead.lease && lead.lease.holder) leader = lead.lease.holder;
+    const items = [
+      ["version", code(rep.version || "?")],
+      ["node", rep.node ? code(rep.node) : muted("single")],
+      ["leader", lead.leading ? el("span", { class: "good", text: leader }) : el("span", { class: "warn", text: leader })],
+      ["up", el("span", { title: "since " + absFmt.format(new Date(rep.started_at)), text: dur(rep.uptime_seconds) })],
+      ["store", rep.store ? code(rep.store) : muted("not said")],
+    ];
+    document.getElementById("meta").replaceChildren(...items.map(([k, v]) =>
+      el("div", null, el("dt", { text: k }), el("dd", null, v))));
+    const probs = (rep.problems || []).map((p) => el("p", { class: "problem", role: "alert", text: p }));
+    document.getElementById("problems").replaceChildren(...probs);
+  }
+
+  function endpoints(rep, now) {
+    const g = rep.guard;
+    const bs = g.by_state || {};
+    const summary = el("p", { class: "counts" },
+      el("span", null, count(g.endpoints) + " known"),
+      el("span", null, count(bs.closed) + " closed"),
+      el("span", { class: bs.open ? "bad" : null }, count(bs.open) + " open"),
+      el("span", { class: bs["half-open"] ? "warn" : null }, count(bs["half-open"]) + " half-open"),
+      el("span", null, count(g.remote_tickets) + " remote tickets out"));
+    if (!g.not_closed.length) {
+      return panel("endpoints", summary, el("p", { class: "muted", text: "Every endpoint is closed: requests go through." }));
+    }
+    const rows = g.not_closed.map((e) => {
+      let trial;
+      if (e.state === "open") trial = "trial in " + dur(e.retry_after_seconds);
+      else if (e.probing) trial = "probe running";
+      else if (e.trial_out) trial = "trial in flight";
+      else trial = "trial next request";
+      return { key: e.endpoint, cells: [
+        code(e.endpoint),
+        el("span", { class: "state-" + e.state, text: e.state }),
+        when(e.since, now, "before this node saw it"),
+        count(e.failures),
+        e.last_failure ? code(e.last_failure) : muted("-"),
+        el("span", { title: e.openings ? e.openings + " openings in a row" : null, text: trial }),
+        count(e.tickets_out),
+      ] };
+    });
+    panel("endpoints", summary, table([
+      { label: "endpoint", name: true }, { label: "state" }, { label: "since" }, { label: "failures", n: true },
+      { label: "last error" }, { label: "probe or trial" }, { label: "tickets", n: true },
+    ], rows));
+  }
+
+  function hosts(rep, now) {
+    const h = rep.hosts;
+    if (!h) return panel("hosts", el("p", { class: "muted", text: "This daemon has no host tracker." }));
+    const summary = el("p", { class: "counts" },
+      el("span", null, count(h.known) + " known"),
+      el("span", { class: h.unhealthy ? "warn" : null }, count(h.unhealthy) + " unhealthy"),
+      el("span", { class: h.backoff ? "bad" : null }, count(h.backoff) + " in backoff"));
+    const list = h.unhealthy_hosts || [];
+    if (!list.length) return panel("hosts", summary, el("p", { class: "muted", text: "Every known host answered last time." }));
+    const rows = list.map((x) => ({ key: x.name, cells: [
+      code(x.display || x.name),
+      x.available ? el("span", { class: "warn", text: "unhealthy" }) : el("span", { class: "bad", text: "backoff" }),
+      count(x.consecutive_fails),
+      x.available ? muted("now") : dur(x.retry_in_seconds),
+      when(x.last_success, now),
+      when(x.last_failure, now),
+      timeline(x.recent || [], now),
+    ] }));
+    const more = h.unhealthy > list.length
+      ? el("p", { class: "muted", text: "Showing " + list.length + " of " + count(h.unhealthy) + "; GET /v1/hosts?view=unhealthy lists them all." })
+      : null;
+    panel("hosts", summary, table([
+      { label: "host", name: true }, { label: "state" }, { label: "failures in a row", n: true }, { label: "retry in", n: true },
+      { label: "last success" }, { label: "last failure" }, { label: "recent (this node)" },
+    ], rows), more, el("p", { class: "legend" },
+      el("span", { class: "success", text: "success" }), " ", el("span", { class: "failure", text: "failure" }), " ",
+      el("span", { class: "ignored", text: "ignored (outage)" })));
+  }
+
+  // How the buckets of items_due are labelled; they come in order.
+  const dueLabels = { now: "due now", "1h": "< 1 h", "1d": "< 1 d", "7d": "< 7 d", "30d": "< 30 d", later: "later" };
+
+  function queue(rep, now) {
+    const q = rep.items;
+    if (!q) return panel("queue", el("p", { class: "muted", text: "This daemon has no retry scheduler." }));
+    const lag = q.oldest_due_lag_seconds > 0 ? "oldest due for " + dur(q.oldest_due_lag_seconds) : null;
+    const summary = el("p", { class: "counts" }, el("span", null, count(q.total) + " items"),
+      el("span", { class: q.due_now ? "warn" : null }, count(q.due_now) + " due now"), lag && el("span", null, lag));
+    const states = ["pending", "scheduled", "leased", "done"];
+    for (const s of Object.keys(q.by_state || {})) if (!states.includes(s)) states.push(s);
+    const byState = table([{ label: "state", name: true }, { label: "items", n: true }],
+      states.map((s) => ({ key: s, cells: [s, count((q.by_state || {})[s])] })), true);
+    const classes = Object.keys(q.by_class || {}).sort();
+    const byClass = classes.length
+      ? table([{ label: "waiting after", name: true }, { label: "items", n: true }],
+        classes.map((c) => ({ key: c, cells: [code(c), count(q.by_class[c])] })), true)
+      : el("p", { class: "muted", text: "No scheduled item is waiting out a failure." });
+    let hist;
+    const d = rep.items_due;
+    if (!d) {
+      hist = el("p", { class: "muted", text: "This daemon does not report waiting items by due time." });
+    } else {
+      const buckets = d.buckets || [];
+      const total = buckets.reduce((a, b) => a + b.count, 0);
+      hist = el("div", { class: "hist" }, buckets.map((b) => {
+        const label = dueLabels[b.name] || b.name;
+        return [
+          el("span", { text: label }),
+          bar(b.count, Math.max(total, 1), 0, false, label + ": " + b.count),
+          el("span", { class: "n", text: count(b.count) }),
+        ];
+      }));
+      hist = [el("p", null, count(d.waiting) + " waiting", d.oldest_due ? [", the oldest due ", when(d.oldest_due, now)] : null), hist];
+    }
+    panel("queue", summary, el("h3", { text: "by state" }), byState, el("h3", { text: "scheduled, by the failure they wait out" }), byClass,
+      el("h3", { text: "waiting, by next due" }), hist);
+  }
+
+  const limitFrom = { reported: "reported by the source", owner: "set by the owner", default: "the default" };
+
+  function budget(rep, now) {
+    const b = rep.budget;
+    if (!b) return panel("budget", el("p", { class: "muted", text: "This daemon has no admission budget." }));
+    const total = b.total || {};
+    const summary = el("p", { class: "counts" },
+      b.paused ? el("span", { class: "bad", text: "background work is paused" }) : null,
+      el("span", null, "resets ", when(b.reset_at, now)),
+      el("span", null, "all sources: " + count(total.used) + (total.limited ? " of " + count(total.allowance) : "") + " requests"));
+    const srcRows = (b.sources || []).map((s) => {
+      const full = s.exhausted;
+      return { key: s.name, cells: [
+        code(s.name),
+        bar(s.used, s.allowance, s.head_poll_reserve, full, s.used + " of " + s.allowance),
+        count(s.used) + " / " + count(s.allowance),
+        count(s.head_poll_reserve),
+        el("span", { title: limitFrom[s.limit_from] || s.limit_from, text: count(s.daily_limit) + " (" + (s.limit_from || "?") + ")" }),
+        full ? el("span", { class: "bad" }, "exhausted", s.exhausted_until ? [" until ", when(s.exhausted_until, now)] : null)
+          : count(s.remaining) + " left",
+      ] };
+    });
+    const sources = srcRows.length
+      ? table([{ label: "source", name: true }, { label: "used" }, { label: "used / allowance", n: true }, { label: "head-poll reserve", n: true },
+        { label: "daily limit (from)" }, { label: "remaining" }], srcRows)
+      : el("p", { class: "muted", text: "No sources are configured." });
+    const kindRows = (b.kinds || []).map((k) => {
+      const f = k.kind === "bytes" ? bytes : count;
+      return { key: k.kind, cells: [
+        k.kind,
+        k.limited ? bar(k.used, k.allowance, 0, k.remaining <= 0, f(k.used) + " of " + f(k.allowance)) : muted("recorded only"),
+        f(k.used) + (k.limited ? " / " + f(k.allowance) : ""),
+        k.limited ? f(k.remaining) : muted("-"),
+      ] };
+    });
+    panel("budget", summary, el("h3", { text: "per source" }), sources, el("h3", { text: "per kind of work" }),
+      table([{ label: "kind", name: true }, { label: "used" }, { label: "used / allowance", n: true }, { label: "remaining", n: true }], kindRows));
+  }
+
+  function feeds(rep, now) {
+    const fs = rep.feeds || [];
+    if (!fs.length) return panel("feeds", el("p", { class: "muted", text: "No feeds are configured or stored." }));
+    const rows = fs.map((f) => ({ key: f.name, cells: [
+      el("span", null, code(f.name), f.configured ? null : muted(" (not configured)")),
+      when(f.last_success, now),
+      f.last_error ? el("span", { class: "problem", text: f.last_error }) : f.last_stop ? muted(f.last_stop) : muted("-"),
+      count(f.failures),
+      count(f.gaps),
+      f.next_head_poll ? when(f.next_head_poll, now) : muted(f.leading ? "-" : "another node polls"),
+    ] }));
+    panel("feeds", table([{ label: "feed", name: true }, { label: "last success" }, { label: "last error" }, { label: "failures", n: true },
+      { label: "gaps", n: true }, { label: "next poll" }], rows));
+  }
+
+  function node(rep, now) {
+    const l = rep.leader || {};
+    const parts = [];
+    parts.push(el("p", null, l.leading
+      ? el("span", { class: "good", text: "This node runs the periodic work (feed polls, pruning)." })
+      : el("span", { class: "warn", text: "Another node runs the periodic work." })));
+    if (l.lease) {
+      parts.push(el("p", null, "term " + l.lease.term,
+        l.lease.holder ? [", held by ", code(l.lease.holder)] : null,
+        l.lease.expires_at ? [", lease ends ", when(l.lease.expires_at, now)] : null));
+    }
+    const e = rep.evidence;
+    if (!e) parts.push(el("p", { class: "muted", text: "No evidence book." }));
+    else if (!e.known) parts.push(el("p", { class: "muted", text: "Evidence: not computed yet." }));
+    else parts.push(el("p", null, "Evidence: " + count(e.available) + " subjects available, " + count(e.unavailable) + " unavailable",
+      e.computed_at ? [", as of ", when(e.computed_at, now)] : null));
+    panel("node", parts);
+  }
+
+  // --- refresh ---------------------------------------------------------
+
+  function render(rep) {
+    const now = new Date(rep.time);
+    header(rep, now);
+    endpoints(rep, now);
+    hosts(rep, now);
+    queue(rep, now);
+    budget(rep, now);
+    feeds(rep, now);
+    node(rep, now);
+    lastGood = rep;
+    refreshes++;
+    document.body.dataset.refreshes = String(refreshes);
+  }
+
+  const status = document.getElementById("refresh");
+  function showFresh() {
+    status.className = "";
+    status.textContent = "updated " + clockFmt.format(new Date()) + ", every " + Math.round(refreshMS / 1000) + " s";
+  }
+  function showFailed(why) {
+    status.className = "stale";
+    status.textContent = "refresh failed at " + clockFmt.format(new Date()) + " (" + why + ")" +
+      (lastGood ? "; showing the figures of " + clockFmt.format(new Date(lastGood.time)) : "");
+    document.body.dataset.stale = "true";
+  }
+
+  async function refresh() {
+    try {
+      const r = await fetch("/v1/status", { cache: "no-store", credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (r.status === 401) {
+        showFailed("logged out; reload the page to log in");
+        return;
+      }
+      if (!r.ok) {
+        showFailed("HTTP " + r.status);
+        return;
+      }
+      render(await r.json());
+      delete document.body.dataset.stale;
+      showFresh();
+    } catch (err) {
+      showFailed(err && err.name === "SyntaxError" ? "not JSON" : "daemon unreachable");
+    }
+  }
+
+  async function loop() {
+    await refresh();
+    setTimeout(loop, refreshMS);
+  }
+
+  document.getElementById("logout").hidden = !boot.session;
+  render(boot.report);
+  showFresh();
+  setTimeout(loop, refreshMS);
+})();

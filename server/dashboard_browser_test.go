@@ -1,0 +1,367 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/internal/waitfor"
+)
+
+// These tests open the dashboard in a real headless Chromium against a
+// served daemon. They skip when no Chromium is installed, except under
+// CI=true, where .ci/run installs Debian's chromium and a missing one fails.
+
+// browserWait bounds every wait on the page: the machine running the
+// tests may be busy, and a refresh is a second here.
+const browserWait = 20 * time.Second
+
+// browserRefresh is the dashboard's refresh period in these tests.
+const browserRefresh = time.Second
+
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed; .ci/run installs Debian's chromium package")
+	}
+	t.Skip("chromium is not installed; the dashboard's browser tests need it")
+	return ""
+}
+
+// screenshotDir is where the tests leave their screenshots:
+// $HOSTGUARD_SCREENSHOTS, else bench/out/screenshots under CI, else a
+// directory in the system's temporary directory. It is logged.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HOSTGUARD_SCREENSHOTS")
+	switch {
+	case dir != "":
+	case os.Getenv("CI") == "true":
+		dir = filepath.Join("..", "bench", "out", "screenshots")
+	default:
+		dir = filepath.Join(os.TempDir(), "hostguard-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
+}
+
+// browser is one headless Chromium tab, with what its pages wrote to the
+// console.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu      sync.Mutex
+	console []string
+}
+
+func newBrowser(t *testing.T, width, height int) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		// Every page of these tests is on 127.0.0.1; no proxy from the
+		// environment may stand in between.
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	b := &browser{t: t, ctx: ctx}
+	// The first action starts the browser; its life is ctx's, with no
+	// timeout, and each later action has its own bound.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatal(err)
+	}
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.console = append(b.console, fmt.Sprintf("%s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line+1))
+			b.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return b
+}
+
+// do runs steps, bounded.
+func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](b *browser, expr string) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+}
+
+func (b *browser) mustEval(expr string) bool {
+	b.t.Helper()
+	v, err := eval[bool](b, expr)
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor waits, bounded, until the expression is true in the page.
+func (b *browser) waitFor(what, expr string) {
+	b.t.Helper()
+	var last error
+	if !waitfor.Until(browserWait, func() bool {
+		v, err := eval[bool](b, expr)
+		last = err
+		return err == nil && v
+	}) {
+		b.screenshot("failed-" + strings.ReplaceAll(what, " ", "-"))
+		b.t.Fatalf("after %v the page does not show %s (%s; last error %v)", browserWait, what, expr, last)
+	}
+}
+
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	p := filepath.Join(screenshotDir(b.t), name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", p)
+}
+
+// noConsoleProblems fails the test for any error, warning or exception
+// the pages wrote, a refused Content-Security-Policy among them, but those
+// that hold one of the expected texts.
+func (b *browser) noConsoleProblems(expected ...string) {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+next:
+	for _, m := range b.console {
+		if !strings.HasPrefix(m, "error:") && !strings.HasPrefix(m, "warning:") && !strings.HasPrefix(m, "exception:") {
+			continue
+		}
+		for _, e := range expected {
+			if strings.Contains(m, e) {
+				continue next
+			}
+		}
+		b.t.Errorf("console: %s", m)
+	}
+}
+
+// jsString quotes s for a JavaScript expression.
+func jsString(s string) string {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			sb.WriteByte('\\')
+			sb.WriteRune(r)
+		case r < 0x20 || r > 0x7e:
+			fmt.Fprintf(&sb, "\\u%04x", r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	sb.WriteByte('"')
+	return sb.String()
+}
+
+// panelHas is an expression: the panel's text holds s.
+func panelHas(panel, s string) string {
+	return fmt.Sprintf(`document.querySelector("#%s .body").textContent.includes(%s)`, panel, jsString(s))
+}
+
+func TestDashboardInABrowser(t *testing.T) {
+	f := setup(t, func(c *Config) {
+		c.dashboardRefresh = browserRefresh
+		c.Version = "v9.9.9-test"
+		c.StoreKind = "sqlite"
+	})
+	b := newBrowser(t, 1400, 1000)
+	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the header", `document.querySelector("#meta").textContent.includes("v9.9.9-test")`)
+	b.waitFor("an empty endpoints panel", panelHas("endpoints", "Every endpoint is closed"))
+	b.waitFor("the budget's sources", panelHas("budget", "unpaced"))
+	// A mark that a reload of the page would lose.
+	b.do("marking the page", chromedp.Evaluate[chromedp.Void](`window.hgMark = 1`))
+
+	// Trip an endpoint and put a host in backoff through the API; the
+	// host's name is markup that must show as text.
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	for range 2 {
+		f.do("GET", fetchPath(dead.URL()+"/"), nil)
+	}
+	hostile := `<img/src=x/onerror=document.title=1>.example`
+	for _, ok := range []bool{true, false, false} {
+		if a := f.do("POST", "/v1/hosts/"+url.PathEscape(hostile)+"/touch", map[string]any{"ok": ok}); a.status != 200 {
+			t.Fatalf("touch: %d %s", a.status, a.body)
+		}
+	}
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "b1"}}})
+
+	b.waitFor("the tripped endpoint", panelHas("endpoints", dead.URL())+` && document.querySelector("#endpoints .state-open") !== null`)
+	b.waitFor("the host in backoff", panelHas("hosts", hostile)+` && `+panelHas("hosts", "backoff"))
+	b.waitFor("the host's timeline", `document.querySelectorAll("#hosts svg.timeline rect").length === 3`)
+	b.waitFor("the queued item", panelHas("queue", "1 items"))
+	if !b.mustEval(`window.hgMark === 1`) {
+		t.Error("the page reloaded instead of refreshing in place")
+	}
+	if b.mustEval(`document.title === "1" || document.querySelector("#hosts img") !== null`) {
+		t.Error("a host name was rendered as markup")
+	}
+	b.screenshot("dashboard-1400x1000")
+	b.noConsoleProblems()
+
+	// When the daemon goes away the page says so and keeps its figures.
+	if err := f.stop(); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the failed refresh", `document.querySelector("#refresh.stale") !== null && document.querySelector("#refresh").textContent.includes("refresh failed")`)
+	if !b.mustEval(panelHas("endpoints", dead.URL())) {
+		t.Error("the figures went away with the daemon")
+	}
+	b.screenshot("dashboard-refresh-failed")
+}
+
+func TestDashboardAtPhoneWidth(t *testing.T) {
+	f := setup(t, func(c *Config) { c.dashboardRefresh = browserRefresh })
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	for range 2 {
+		f.do("GET", fetchPath(dead.URL()+"/a-long-path-that-is-not-kept"), nil)
+	}
+	long := strings.Repeat("very-long-label.", 12) + "example"
+	// A success elsewhere first, or outage protection ignores the
+	// failures.
+	f.do("POST", "/v1/hosts/ok.example/touch", map[string]any{"ok": true})
+	for range 2 {
+		f.do("POST", "/v1/hosts/"+long+"/touch", map[string]any{"ok": false})
+	}
+	b := newBrowser(t, 390, 844)
+	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the host", panelHas("hosts", long))
+	b.waitFor("the endpoint", panelHas("endpoints", dead.URL()))
+	if !b.mustEval(`window.innerWidth === 390`) {
+		t.Fatalf("the viewport is %v wide, not 390", b.mustEval(`window.innerWidth`))
+	}
+	if w, err := eval[int](b, `document.scrollingElement.scrollWidth`); err != nil || w > 390 {
+		t.Errorf("the page is %d px wide at a 390 px viewport (%v): it scrolls sideways", w, err)
+	}
+	// Every panel is shown, within the width, one above the other.
+	for _, id := range []string{"endpoints", "hosts", "queue", "budget", "feeds", "node"} {
+		expr := fmt.Sprintf(`(() => { const r = document.getElementById(%q).getBoundingClientRect();
+			return r.width > 200 && r.height > 30 && r.left >= 0 && r.right <= window.innerWidth; })()`, id)
+		if !b.mustEval(expr) {
+			t.Errorf("panel %s is not visible within the phone's width", id)
+		}
+	}
+	b.screenshot("dashboard-390x844")
+	b.noConsoleProblems()
+}
+
+func TestDashboardLoginInABrowser(t *testing.T) {
+	f := setup(t, func(c *Config) { c.Token = loginToken; c.dashboardRefresh = browserRefresh })
+	b := newBrowser(t, 1400, 1000)
+	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the login form", `document.querySelector("form#login input[name=token]") !== null`)
+	b.screenshot("login")
+
+	b.do("logging in with a wrong token",
+		chromedp.SendKeys(chromedp.CSS("#token"), "not-the-token"),
+		chromedp.Submit(chromedp.CSS("form#login")))
+	b.waitFor("the refusal", `document.querySelector("[role=alert]") !== null && document.querySelector("form#login") !== null`)
+	if b.mustEval(`document.querySelector("#panels") !== null`) {
+		t.Fatal("a wrong token opened the dashboard")
+	}
+
+	b.do("logging in with the token",
+		chromedp.SendKeys(chromedp.CSS("#token"), loginToken),
+		chromedp.Submit(chromedp.CSS("form#login")))
+	b.waitFor("the dashboard", `document.querySelector("#panels") !== null && document.body.dataset.refreshes !== undefined`)
+	// The page refreshes over the cookie: the figures keep coming.
+	b.waitFor("a refresh over the session", `Number(document.body.dataset.refreshes) >= 3 && document.querySelector("#refresh.stale") === null`)
+
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{f.api + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session *network.Cookie
+	for _, c := range res.Cookies {
+		if c.Name == sessionCookie {
+			session = c
+		}
+	}
+	if session == nil || !session.HTTPOnly || session.SameSite != network.CookieSameSiteStrict || session.Value == loginToken {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, not the token", session)
+	}
+	if b.mustEval(`document.cookie.includes("` + sessionCookie + `")`) {
+		t.Error("the page's script can read the session cookie")
+	}
+	b.screenshot("dashboard-after-login")
+
+	b.do("logging out", chromedp.Click(chromedp.CSS("#logout button")))
+	b.waitFor("the login form again", `document.querySelector("form#login") !== null`)
+	// The login form comes with 401, which the browser notes for the page
+	// itself (and for the refused login); nothing else may be there.
+	b.noConsoleProblems(
+		"status of 401 (Unauthorized) ("+f.api+"/:1)",
+		"status of 401 (Unauthorized) ("+f.api+"/login:1)")
+}

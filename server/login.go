@@ -1,0 +1,211 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A browser cannot send a bearer header when it opens a page, so with a
+// token the dashboard asks for it once (POST /login) and hands back a
+// session cookie. The cookie holds a random id, never the token; the
+// daemon keeps the ids (hashed) in memory, so a restart logs everyone out.
+//
+// The cookie is a weaker credential than the header, since the browser
+// attaches it by itself, so it authenticates only the routes the
+// dashboard reads (GET / and GET /v1/status), which change nothing, and
+// only when the browser says the request comes from the daemon's own
+// origin or from the user (Sec-Fetch-Site same-origin or none). A page of
+// another origin, even one on the same host, can make the browser send it
+// to no other route: those want the header, which no page can make a
+// browser add. SameSite=Strict keeps it off requests from other sites,
+// and the browser guard refuses their Origin besides.
+const (
+	sessionCookie = "hostguard_session"
+	// maxSessions bounds the sessions held; a login beyond it ends the
+	// one closest to expiry.
+	maxSessions = 256
+	// sessionLifetime is how long a login lasts; no activity extends it.
+	sessionLifetime = 12 * time.Hour
+	// maxLoginBody bounds the login form.
+	maxLoginBody = 4 << 10
+)
+
+// sessionTable maps session ids, by their hash, to their expiry.
+type sessionTable struct {
+	mu   sync.Mutex
+	max  int
+	life time.Duration
+	now  func() time.Time
+	byID map[[sha256.Size]byte]time.Time
+}
+
+func newSessionTable(max int, life time.Duration, now func() time.Time) *sessionTable {
+	return &sessionTable{max: max, life: life, now: now, byID: make(map[[sha256.Size]byte]time.Time)}
+}
+
+// create starts a session and returns its id and expiry.
+func (t *sessionTable) create() (string, time.Time) {
+	id := rand.Text()
+	now := t.now()
+	exp := now.Add(t.life)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, e := range t.byID {
+		if !e.After(now) {
+			delete(t.byID, k)
+		}
+	}
+	if len(t.byID) >= t.max {
+		var first [sha256.Size]byte
+		var firstExp time.Time
+		for k, e := range t.byID {
+			if firstExp.IsZero() || e.Before(firstExp) {
+				first, firstExp = k, e
+			}
+		}
+		delete(t.byID, first)
+	}
+	t.byID[sha256.Sum256([]byte(id))] = exp
+	return id, exp
+}
+
+// valid reports whether id names a live session. The id is hashed before
+// the lookup, so the map's timing says nothing about ids.
+func (t *sessionTable) valid(id string) bool {
+	if id == "" {
+		return false
+	}
+	k := sha256.Sum256([]byte(id))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	exp, ok := t.byID[k]
+	if ok && !exp.After(t.now()) {
+		delete(t.byID, k)
+		return false
+	}
+	return ok
+}
+
+func (t *sessionTable) remove(id string) {
+	k := sha256.Sum256([]byte(id))
+	t.mu.Lock()
+	delete(t.byID, k)
+	t.mu.Unlock()
+}
+
+func (t *sessionTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
+}
+
+// sessionAllows reports whether r carries a live session cookie on a
+// request the cookie may authenticate: a read, from the daemon's own page
+// or the user's own navigation.
+func (s *Server) sessionAllows(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch strings.ToLower(r.Header.Get("Sec-Fetch-Site")) {
+	case "", "same-origin", "none":
+	default:
+		return false
+	}
+	c, err := r.Cookie(sessionCookie)
+	return err == nil && s.sessions.valid(c.Value)
+}
+
+// requireTokenOrSession is requireToken for the routes the dashboard
+// reads: a session cookie does as well as the header. For the page
+// itself, a request with neither gets the login form.
+func (s *Server) requireTokenOrSession(next http.Handler, page bool) http.Handler {
+	if !s.token.set {
+		return next
+	}
+	header := s.requireToken(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		switch {
+		case auth != "" && s.token.allows(auth, false):
+			next.ServeHTTP(w, r)
+		case auth == "" && s.sessionAllows(r):
+			// A wrong header is not rescued by a good cookie.
+			next.ServeHTTP(w, r)
+		case page:
+			writeLoginPage(w, http.StatusUnauthorized, "")
+		default:
+			header.ServeHTTP(w, r)
+		}
+	})
+}
+
+// checkFormOrigin accepts a form post only from a page of the daemon's
+// own origin. browserGuard has already refused another Origin; this also
+// refuses a post that names none, so a login or logout can only come from
+// the login form or the dashboard.
+func checkFormOrigin(r *http.Request) error {
+	if r.Header.Get("Origin") != "" || strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "same-origin") {
+		return nil
+	}
+	return &apiError{Status: http.StatusForbidden, Field: "Origin",
+		Message: "server: log in and out from the dashboard's own page; API clients send Authorization: Bearer TOKEN instead"}
+}
+
+// isFormRoute reports whether r is one of the form posts the dashboard
+// sends, which carry a form body rather than JSON.
+func isFormRoute(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/login" || r.URL.Path == "/logout")
+}
+
+// login exchanges the token, sent as the form field "token", for a session
+// cookie. A wrong or missing token shows the form again with 401; the
+// answer never says which, and the token is never logged.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	if err := checkFormOrigin(r); err != nil {
+		return err
+	}
+	if !s.token.set {
+		// Nothing to log in to: the dashboard is open.
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return nil
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
+	token := ""
+	if err := r.ParseForm(); err == nil {
+		token = r.PostForm.Get("token")
+	}
+	if token == "" || !s.token.equal(token) {
+		writeLoginPage(w, http.StatusUnauthorized, "That is not the token this daemon was started with. Try again.")
+		return nil
+	}
+	id, exp := s.sessions.create()
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: id, Path: "/",
+		Expires: exp, MaxAge: int(sessionLifetime / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return nil
+}
+
+// logout ends the request's session, if any, and clears the cookie.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	if err := checkFormOrigin(r); err != nil {
+		return err
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		s.sessions.remove(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return nil
+}
