@@ -28,10 +28,7 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := s.precheckURL(target); err != nil {
-		if _, bad := errors.AsType[*apiError](err); bad {
-			return err
-		}
-		return s.upstreamError(err, "fetch")
+		return s.refusedTarget(err, "fetch")
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, nil)
 	if err != nil {
@@ -116,6 +113,15 @@ func checkUpstreamURL(field, raw string) error {
 		return badRequest(field, "%s has no host", field)
 	}
 	return nil
+}
+
+// refusedTarget answers a precheck's refusal: a bad destination as it
+// came, a policy refusal counted as one.
+func (s *Server) refusedTarget(err error, via string) error {
+	if _, bad := errors.AsType[*apiError](err); bad {
+		return err
+	}
+	return s.upstreamError(err, via)
 }
 
 // upstreamError counts a request that got no upstream response by what

@@ -125,10 +125,16 @@ func (d *dialer) control(_, address string, _ syscall.RawConn) error {
 // would refuse whatever DNS says: an IP literal, a zone, a localhost name.
 // A refusal then leaves no record in the guard and counts as nothing. A
 // name that resolves to a refused address is still refused at dial time.
-func (d *dialer) precheck(host, port string) error {
+//
+// field names where the destination came from in a zone's 400: the fetch
+// route's url parameter, or "" for the proxy's request line.
+func (d *dialer) precheck(field, host, port string) error {
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
 	if strings.Contains(name, "%") {
-		return badRequest("url", "url: an IPv6 zone is not accepted in a destination")
+		if field == "" {
+			return badRequest("", "an IPv6 zone is not accepted in a destination")
+		}
+		return badRequest(field, "%s: an IPv6 zone is not accepted in a destination", field)
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
@@ -162,12 +168,17 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	return d.d.DialContext(ctx, network, address)
 }
 
-// precheckURL is the dialer's precheck for an absolute URL.
+// precheckURL is the dialer's precheck for the fetch route's url.
 func (s *Server) precheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil
 	}
+	return s.precheckTarget("url", u)
+}
+
+// precheckTarget is the dialer's precheck for an absolute URL.
+func (s *Server) precheckTarget(field string, u *url.URL) error {
 	port := u.Port()
 	if port == "" {
 		port = "80"
@@ -175,5 +186,5 @@ func (s *Server) precheckURL(raw string) error {
 			port = "443"
 		}
 	}
-	return s.dialer.precheck(u.Hostname(), port)
+	return s.dialer.precheck(field, u.Hostname(), port)
 }

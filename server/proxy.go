@@ -45,6 +45,10 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Before the guard is asked: a refused IP literal leaves no record.
+	if err := s.precheckTarget("", r.URL); err != nil {
+		return s.refusedTarget(err, "proxy")
+	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
 	if err != nil {
 		return badRequest("", "the request cannot be forwarded: %s", failureText(err))
@@ -146,12 +150,16 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		return s.proxyAuthError(w)
 	}
 	hostport := r.Host
-	if _, _, err := net.SplitHostPort(hostport); err != nil {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
 		return badRequest("", "CONNECT needs host:port")
 	}
 	h, err := headerHints(r.Header)
 	if err != nil {
 		return err
+	}
+	if err := s.dialer.precheck("", host, port); err != nil {
+		return s.refusedTarget(err, "connect")
 	}
 	acquire := s.guard.Acquire
 	if h.exempt {

@@ -263,3 +263,52 @@ func TestProxyAuthAndPolicy(t *testing.T) {
 		t.Fatal("the token was logged")
 	}
 }
+
+// TestProxyPolicyRefusalLeavesNoGuardRecord: a destination refused
+// whatever DNS says (an IP literal, a localhost name) is refused before
+// the guard is asked, on the proxy, CONNECT and fetch alike, so it takes
+// no record the guard would have to keep or evict.
+func TestProxyPolicyRefusalLeavesNoGuardRecord(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.AllowPrivate = false })
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {})
+	u, _ := url.Parse(up.URL)
+	port := u.Port()
+
+	for _, target := range []string{"http://10.0.0.1/", up.URL + "/", "http://localhost:" + port + "/", "http://[::1]:" + port + "/"} {
+		resp, err := f.proxyClient(t, nil, nil).Get(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("Proxy-Status"), "error=destination_ip_prohibited") {
+			t.Fatalf("proxy to %s: %d, Proxy-Status %q", target, resp.StatusCode, resp.Header.Get("Proxy-Status"))
+		}
+		if a := f.do("GET", fetchPath(target), nil); a.status != http.StatusForbidden {
+			t.Fatalf("fetch of %s: %d", target, a.status)
+		}
+	}
+	for _, target := range []string{"10.0.0.1:443", u.Host, "localhost:" + port, "[::1]:443", "169.254.169.254:80"} {
+		resp, _, _ := f.rawConnect(t, target)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("Proxy-Status"), "error=destination_ip_prohibited") {
+			t.Fatalf("CONNECT %s: %d, Proxy-Status %q", target, resp.StatusCode, resp.Header.Get("Proxy-Status"))
+		}
+	}
+	a := f.do("GET", "/v1/guard", nil)
+	if a.status != 200 {
+		t.Fatalf("listing endpoints: %d %s", a.status, a.body)
+	}
+	if eps, _ := a.json(t)["endpoints"].([]any); len(eps) != 0 {
+		t.Fatalf("policy refusals left guard records: %s", a.body)
+	}
+	if n := f.s.guard.Len(); n != 0 {
+		t.Fatalf("the guard holds %d records after refusals only", n)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.reqs) != 0 {
+		t.Fatal("a refused request reached the upstream")
+	}
+}
