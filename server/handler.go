@@ -12,6 +12,7 @@ import (
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/internal/storeerr"
 	"github.com/hostguard/hostguard/internal/strictjson"
 	"github.com/hostguard/hostguard/retry"
 )
@@ -61,8 +62,9 @@ func (e *internalError) Error() string { return e.doing + ": " + e.err.Error() }
 func (e *internalError) Unwrap() error { return e.err }
 
 // failed wraps a library error with what the handler was doing. The typed
-// errors inside it still decide the answer; only an error nothing
-// recognises becomes a 500 naming doing.
+// errors inside it still decide the answer; a store that could not be
+// reached becomes a 503 naming doing (see storeerr), anything else nothing
+// recognises a 500 naming it.
 func failed(doing string, err error) error { return &internalError{doing: doing, err: err} }
 
 func doing(err error) string {
@@ -115,8 +117,13 @@ func (s *Server) errorFor(err error) *apiError {
 		}
 		return &apiError{Status: status, Class: class.String(), Message: msg}
 	}
+	if storeerr.Unavailable(err) {
+		return outageAnswer(doing(err))
+	}
+	// Anything else is a bug, or a store refusing what it was asked for:
+	// waiting would not change the answer, so it is not a 503.
 	if ie, ok := errors.AsType[*internalError](err); ok {
-		return outageAnswer(ie.doing)
+		return &apiError{Status: http.StatusInternalServerError, Message: "server: internal error while " + ie.doing}
 	}
 	return &apiError{Status: http.StatusInternalServerError, Message: "server: internal error"}
 }

@@ -12,8 +12,8 @@ import (
 // short enough that work resumes soon after it is back.
 const outageRetryAfter = 5 * time.Second
 
-// outageAnswer is the answer to a failure of the daemon's own machinery,
-// a store that does not answer most likely: 503, so clients retry after
+// outageAnswer is the answer to a store that could not be reached or did
+// not answer in time (storeerr.Unavailable): 503, so clients retry after
 // Retry-After instead of treating their request as wrong, with
 // Proxy-Status proxy_internal_error (RFC 9209) for those that read it.
 func outageAnswer(doing string) *apiError {
