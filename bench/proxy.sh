@@ -3,7 +3,11 @@
 # forward proxy, and through tinyproxy, all on 127.0.0.1, in one run.
 # Rounds alternate the three targets; the table gives medians.
 #
-#   bench/proxy.sh [-d 10s] [-c 32] [-t 2] [-r 3]
+#   bench/proxy.sh [-d 10s] [-c 32] [-t 2] [-r 3] [-b BIN]
+#
+# -b adds a fourth target, "baseline": the same proxy served by another
+# hostguard binary (an older build), so a change is measured side by side
+# with what it replaces, in one run.
 #
 # Needs wrk and tinyproxy (Debian packages; installed with apt-get when
 # missing). Starts its own upstream, hostguard daemon and tinyproxy on free
@@ -11,14 +15,15 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-duration=10s conns=32 threads=2 rounds=3
-while getopts "d:c:t:r:" opt; do
+duration=10s conns=32 threads=2 rounds=3 baseline=
+while getopts "d:c:t:r:b:" opt; do
 	case $opt in
 	d) duration=$OPTARG ;;
 	c) conns=$OPTARG ;;
 	t) threads=$OPTARG ;;
 	r) rounds=$OPTARG ;;
-	*) echo "usage: $0 [-d duration] [-c connections] [-t threads] [-r rounds]" >&2; exit 2 ;;
+	b) baseline=$(realpath "$OPTARG") ;;
+	*) echo "usage: $0 [-d duration] [-c connections] [-t threads] [-r rounds] [-b baseline-hostguard]" >&2; exit 2 ;;
 	esac
 done
 
@@ -66,6 +71,8 @@ go build -o "$work/upstream" ./cmd/upstream
 
 up_port=$(free_port)
 hg_port=$(free_port)
+bl_port=$(free_port)
+bl_api_port=$(free_port)
 api_port=$(free_port)
 tp_port=$(free_port)
 
@@ -74,6 +81,11 @@ pids+=($!)
 "$work/hostguard" serve --listen "127.0.0.1:$api_port" --proxy-listen "127.0.0.1:$hg_port" \
 	--allow-private --db "$work/hostguard.db" --log-level warn 2>"$work/hostguard.log" &
 pids+=($!)
+if [ -n "$baseline" ]; then
+	"$baseline" serve --listen "127.0.0.1:$bl_api_port" --proxy-listen "127.0.0.1:$bl_port" \
+		--allow-private --db "$work/baseline.db" --log-level warn 2>"$work/baseline.log" &
+	pids+=($!)
+fi
 cat >"$work/tinyproxy.conf" <<CONF
 Port $tp_port
 Listen 127.0.0.1
@@ -89,6 +101,11 @@ tinyproxy -d -c "$work/tinyproxy.conf" &
 pids+=($!)
 echo "proxy.sh: upstream :$up_port, hostguard proxy :$hg_port (API :$api_port), tinyproxy :$tp_port" >&2
 wait_port "$up_port"; wait_port "$hg_port" || { cat "$work/hostguard.log" >&2; exit 1; }; wait_port "$tp_port"
+targets=(direct hostguard tinyproxy)
+if [ -n "$baseline" ]; then
+	wait_port "$bl_port" || { cat "$work/baseline.log" >&2; exit 1; }
+	targets+=(baseline)
+fi
 
 # A forward proxy takes the absolute URL in the request line; wrk sends its
 # path verbatim, so the path is the upstream's full URL.
@@ -101,17 +118,17 @@ target_url() {
 	case $1 in
 	direct) echo "http://127.0.0.1:$up_port/player_api.php" ;;
 	hostguard) echo "http://127.0.0.1:$hg_port/" ;;
+	baseline) echo "http://127.0.0.1:$bl_port/" ;;
 	tinyproxy) echo "http://127.0.0.1:$tp_port/" ;;
 	esac
 }
 
 # Check each path answers before timing it.
-for t in direct hostguard tinyproxy; do
+for t in "${targets[@]}"; do
 	if [ "$t" = direct ]; then
 		curl -fsS -o /dev/null "$(target_url direct)"
 	else
-		port=$([ "$t" = hostguard ] && echo "$hg_port" || echo "$tp_port")
-		curl -fsS -o /dev/null -x "http://127.0.0.1:$port" "$(target_url direct)"
+		curl -fsS -o /dev/null -x "$(target_url "$t")" "$(target_url direct)"
 	fi
 done
 
@@ -124,10 +141,11 @@ to_ms() {
 	}'
 }
 
-targets=(direct hostguard tinyproxy)
+load0=$(uptime | sed 's/.*load average: //')
+n=${#targets[@]}
 for r in $(seq 1 "$rounds"); do
-	for i in 0 1 2; do
-		t=${targets[$(((r + i) % 3))]}
+	for i in $(seq 0 $((n - 1))); do
+		t=${targets[$(((r + i) % n))]}
 		args=(-t "$threads" -c "$conns" -d "$duration" --latency)
 		[ "$t" != direct ] && args+=(-s "$work/proxy.lua")
 		wrk "${args[@]}" "$(target_url "$t")" >"$work/wrk-$t-$r.txt"
@@ -145,12 +163,14 @@ median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; e
 
 echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'). Machine: $(nproc) CPUs. wrk $(wrk -v 2>&1 | awk 'NR == 1 {print $2}'), tinyproxy $(tinyproxy -v 2>&1 | awk '{print $2}')."
 echo
-echo "Command: \`bench/proxy.sh -d $duration -c $conns -t $threads -r $rounds\` (wrk -t$threads -c$conns -d$duration --latency; $rounds rounds alternating the targets; medians)"
+echo "Load before the run: $load0; after: $(uptime | sed 's/.*load average: //')."
+echo
+echo "Command: \`bench/proxy.sh -d $duration -c $conns -t $threads -r $rounds${baseline:+ -b BASELINE}\` (wrk -t$threads -c$conns -d$duration --latency; $rounds rounds alternating the targets; medians)"
 echo
 echo "| path | req/s | p50 (ms) | p99 (ms) | req/s vs direct | socket errors + non-2xx per run |"
 echo "|---|---:|---:|---:|---:|---:|"
 direct_rps=$(awk '$1 == "direct" {print $2}' "$work/results" | median)
-for t in direct hostguard tinyproxy; do
+for t in "${targets[@]}"; do
 	rps=$(awk -v t="$t" '$1 == t {print $2}' "$work/results" | median)
 	p50=$(awk -v t="$t" '$1 == t {print $3}' "$work/results" | median)
 	p99=$(awk -v t="$t" '$1 == t {print $4}' "$work/results" | median)

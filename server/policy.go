@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -156,6 +157,10 @@ type dialer struct {
 	d            net.Dialer
 	own          *ownAddrs
 	allowPrivate bool
+	// dials counts DialContext calls. A name is resolved inside the call,
+	// so none means no lookup either: the tests' proof that a fast-fail
+	// touches no network.
+	dials atomic.Int64
 }
 
 func newDialer(allowPrivate bool, connectTimeout time.Duration, own *ownAddrs) *dialer {
@@ -165,6 +170,7 @@ func newDialer(allowPrivate bool, connectTimeout time.Duration, own *ownAddrs) *
 }
 
 func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	d.dials.Add(1)
 	return d.d.DialContext(ctx, network, address)
 }
 

@@ -2,8 +2,10 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -310,5 +312,61 @@ func TestProxyPolicyRefusalLeavesNoGuardRecord(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.reqs) != 0 {
 		t.Fatal("a refused request reached the upstream")
+	}
+}
+
+// TestFastFailDoesNoLookupAndNoDial trips endpoints named by a host name
+// through the proxy, CONNECT and fetch, then counts the dialer's calls
+// (a name is resolved inside them) across the fast-fails: none.
+func TestFastFailDoesNoLookupAndNoDial(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) {
+		// The guard's recovery probes dial too; keep them out of the count.
+		c.Guard.Probe = func(context.Context, string) error { return errors.New("no probes in this test") }
+	})
+	proxied, tunnelled, fetched := faulthost.ClosedPort(), faulthost.ClosedPort(), faulthost.ClosedPort()
+	for _, h := range []*faulthost.Host{proxied, tunnelled, fetched} {
+		t.Cleanup(h.Close)
+	}
+	byName := func(h *faulthost.Host) string {
+		_, port, _ := net.SplitHostPort(h.Addr())
+		return "localhost:" + port
+	}
+	c := f.proxyClient(t, nil, nil)
+	proxyGet := func() int {
+		resp, err := c.Get("http://" + byName(proxied) + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	connect := func() int {
+		resp, _, _ := f.rawConnect(t, byName(tunnelled))
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	fetch := func() int { return f.do("GET", fetchPath("http://"+byName(fetched)+"/x"), nil).status }
+
+	for name, try := range map[string]func() int{"proxy": proxyGet, "CONNECT": connect, "fetch": fetch} {
+		start := f.s.dialer.dials.Load()
+		for i := range 2 {
+			if code := try(); code != http.StatusBadGateway {
+				t.Fatalf("%s, refused dial %d: %d, want 502", name, i+1, code)
+			}
+		}
+		before := f.s.dialer.dials.Load()
+		if before-start < 2 {
+			// The count must see real dials, or its zero below proves nothing.
+			t.Fatalf("%s: two refused requests made %d dials", name, before-start)
+		}
+		for i := range 3 {
+			if code := try(); code != http.StatusServiceUnavailable {
+				t.Fatalf("%s, fast-fail %d: %d, want 503", name, i+1, code)
+			}
+		}
+		if n := f.s.dialer.dials.Load() - before; n != 0 {
+			t.Fatalf("%s: the fast-fails made %d dials (each with its lookup)", name, n)
+		}
 	}
 }
