@@ -36,12 +36,10 @@
   // {label, n: true} for a right-aligned figure, {label, name: true} for
   // the row's name.
   function table(cols, rows, keep) {
-    const head = el("tr", null, cols.map((c) => el("th", { class: c.n ? "n" : null, scope: "col", text: c.label })));
+    const cls = (c) => [c.n ? "n" : c.name ? "name" : null, c.cls].filter(Boolean).join(" ") || null;
+    const head = el("tr", null, cols.map((c) => el("th", { class: cls(c), scope: "col", text: c.label })));
     const body = rows.map((r) => el("tr", { "data-key": r.key },
-      r.cells.map((cell, i) => {
-        const c = cols[i];
-        return el("td", { class: c.n ? "n" : c.name ? "name" : null, "data-label": c.label }, cell);
-      })));
+      r.cells.map((cell, i) => el("td", { class: cls(cols[i]), "data-label": cols[i].label }, cell))));
     return el("table", { class: keep ? "keep" : null }, el("thead", null, head), el("tbody", null, body));
   }
 
@@ -102,19 +100,23 @@
     return b;
   }
 
-  // timeline draws a host's recent outcomes, oldest on the left.
-  function timeline(recent, now) {
-    const size = 9, gap = 3, n = 20;
+  // timeline draws a host's recent outcomes, oldest on the left, in
+  // slots for the most the daemon keeps.
+  function timeline(recent) {
+    const size = 7, gap = 2, n = 20;
     const w = n * (size + gap) - gap;
     const s = svg("svg", { class: "timeline", width: w, height: size, viewBox: "0 0 " + w + " " + size, role: "img",
       "aria-label": recent.length ? recent.map((o) => o.outcome).join(", ") : "no outcomes recorded by this node" });
-    recent.forEach((o, i) => {
-      const r = svg("rect", { x: (n - recent.length + i) * (size + gap), y: 0, width: size, height: size, rx: 2, class: o.outcome });
-      const t = svg("title", {});
-      t.textContent = o.outcome + ", " + absFmt.format(new Date(o.at));
-      r.append(t);
+    for (let i = 0; i < n; i++) {
+      const o = recent[i];
+      const r = svg("rect", { x: i * (size + gap), y: 0, width: size, height: size, rx: 1.5, class: o ? o.outcome : "slot" });
+      if (o) {
+        const t = svg("title", {});
+        t.textContent = o.outcome + ", " + absFmt.format(new Date(o.at));
+        r.append(t);
+      }
       s.append(r);
-    });
+    }
     return s;
   }
 
@@ -155,7 +157,7 @@
     }
     const rows = g.not_closed.map((e) => {
       let trial;
-      if (e.state === "open") trial = "trial in " + dur(e.retry_after_seconds);
+      if (e.state === "open") trial = e.retry_after_seconds >= 1 ? "trial in " + dur(e.retry_after_seconds) : "trial due";
       else if (e.probing) trial = "probe running";
       else if (e.trial_out) trial = "trial in flight";
       else trial = "trial next request";
@@ -191,14 +193,14 @@
       x.available ? muted("now") : dur(x.retry_in_seconds),
       when(x.last_success, now),
       when(x.last_failure, now),
-      timeline(x.recent || [], now),
+      timeline(x.recent || []),
     ] }));
     const more = h.unhealthy > list.length
       ? el("p", { class: "muted", text: "Showing " + list.length + " of " + count(h.unhealthy) + "; GET /v1/hosts?view=unhealthy lists them all." })
       : null;
     panel("hosts", summary, table([
       { label: "host", name: true }, { label: "state" }, { label: "failures in a row", n: true }, { label: "retry in", n: true },
-      { label: "last success" }, { label: "last failure" }, { label: "recent (this node)" },
+      { label: "last success" }, { label: "last failure" }, { label: "recent (this node)", cls: "fit" },
     ], rows), more, el("p", { class: "legend" },
       el("span", { class: "success", text: "success" }), " ", el("span", { class: "failure", text: "failure" }), " ",
       el("span", { class: "ignored", text: "ignored (outage)" })));

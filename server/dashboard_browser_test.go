@@ -257,13 +257,17 @@ func TestDashboardInABrowser(t *testing.T) {
 
 	b.waitFor("the tripped endpoint", panelHas("endpoints", dead.URL())+` && document.querySelector("#endpoints .state-open") !== null`)
 	b.waitFor("the host in backoff", panelHas("hosts", hostile)+` && `+panelHas("hosts", "backoff"))
-	b.waitFor("the host's timeline", `document.querySelectorAll("#hosts svg.timeline rect").length === 3`)
+	b.waitFor("the host's timeline", `document.querySelectorAll("#hosts svg.timeline rect.failure").length === 2 &&
+		document.querySelectorAll("#hosts svg.timeline rect.success").length === 1`)
 	b.waitFor("the queued item", panelHas("queue", "1 items"))
 	if !b.mustEval(`window.hgMark === 1`) {
 		t.Error("the page reloaded instead of refreshing in place")
 	}
 	if b.mustEval(`document.title === "1" || document.querySelector("#hosts img") !== null`) {
 		t.Error("a host name was rendered as markup")
+	}
+	if w, err := eval[int](b, `document.scrollingElement.scrollWidth - window.innerWidth`); err != nil || w > 0 {
+		t.Errorf("the page is %d px wider than the window (%v)", w, err)
 	}
 	b.screenshot("dashboard-1400x1000")
 	b.noConsoleProblems()
