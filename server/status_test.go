@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 func TestStatusPageAndReport(t *testing.T) {
@@ -161,5 +162,33 @@ func TestHostHistoryIsBounded(t *testing.T) {
 	h.add("d", outcomeSuccess, at) // so b goes
 	if h.recent("b") != nil || h.recent("a") == nil || h.recent("c") == nil || h.recent("d") == nil {
 		t.Fatal("the least recently touched host was not the one forgotten")
+	}
+}
+
+// The dashboard shows a feed's last error in short: the indexer's URL,
+// which may carry a key or a query, is left out.
+func TestStatusFeedErrorsAreShort(t *testing.T) {
+	t.Parallel()
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	f := setup(t, func(c *Config) {
+		c.Feeds = []Feed{{Name: "dead", URL: dead.URL() + "/api?extra=query", APIKey: testAPIKey}}
+	})
+	waitfor.True(t, 10*time.Second, "the feed never failed", func() bool {
+		_, v, _ := f.feedNamed("dead")
+		return v.LastError != ""
+	})
+	_, full, _ := f.feedNamed("dead")
+	var rep statusReport
+	decodeInto(t, f.do("GET", "/v1/status", nil), &rep)
+	if len(rep.Feeds) != 1 || rep.Feeds[0].LastError == "" {
+		t.Fatalf("status feeds: %+v", rep.Feeds)
+	}
+	short := rep.Feeds[0].LastError
+	if strings.Contains(short, "://") || strings.Contains(short, "extra=query") || len(short) > 160+len("…") {
+		t.Errorf("status feed error %q: want it short and without the URL (the full one is %q)", short, full.LastError)
+	}
+	if !strings.Contains(full.LastError, "://") {
+		t.Logf("GET /v1/feeds error %q has no URL to leave out; the check above proves little", full.LastError)
 	}
 }
