@@ -57,6 +57,12 @@ type Store interface {
 	// transactions; on an error, Deleted still says how many went. It
 	// never deletes an item in any other state.
 	RetryPrune(ctx context.Context, p StorePruneParams) (StorePruneResult, error)
+	// RetryList walks items in id order and returns those matching its
+	// filters (see StoreListParams), from one snapshot.
+	RetryList(ctx context.Context, p StoreListParams) (StoreListResult, error)
+	// RetryDue counts pending and scheduled items by next_at (see
+	// StoreDueParams), from one snapshot.
+	RetryDue(ctx context.Context, p StoreDueParams) (StoreDueResult, error)
 }
 
 // StorePruneParams is the input of Store.RetryPrune.

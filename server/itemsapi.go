@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -271,6 +273,34 @@ func (s *Server) itemsStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("reading queue statistics", err)
 	}
-	writeJSON(w, http.StatusOK, st)
+	due, err := s.cfg.Retry.Due(r.Context())
+	if err != nil {
+		return failed("reading queue statistics", err)
+	}
+	writeJSON(w, http.StatusOK, itemsStatsView{st, due})
 	return nil
+}
+
+// itemsStatsView is GET /v1/items/stats: the statistics and, under "due",
+// the due histogram.
+type itemsStatsView struct {
+	stats retry.Stats
+	due   retry.DueHistogram
+}
+
+// MarshalJSON adds "due" to the statistics' own encoding, which embedding
+// cannot do: Stats has a MarshalJSON of its own.
+func (v itemsStatsView) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(v.stats)
+	if err != nil {
+		return nil, err
+	}
+	d, err := json.Marshal(v.due)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSuffix(b, []byte("}"))
+	b = append(b, `,"due":`...)
+	b = append(b, d...)
+	return append(b, '}'), nil
 }

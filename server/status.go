@@ -32,6 +32,8 @@ type statusReport struct {
 	Guard guardSummary `json:"guard"`
 	Hosts *hostSummary `json:"hosts,omitempty"`
 	Items *retry.Stats `json:"items,omitempty"`
+	// ItemsDue counts the waiting items by when they are next due.
+	ItemsDue *retry.DueHistogram `json:"items_due,omitempty"`
 	// Budget is today's usage against the allowances.
 	Budget *budgetView `json:"budget,omitempty"`
 	// Leader says whether this node runs the periodic work.
@@ -113,6 +115,13 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 			rep.Problems = append(rep.Problems, "the retry queue could not be read")
 		} else {
 			rep.Items = &st
+		}
+		due, err := r.Due(ctx)
+		if err != nil {
+			s.log.Error("server: reading the due histogram for the status report failed", "err", err)
+			rep.Problems = append(rep.Problems, "the retry queue's due times could not be read")
+		} else {
+			rep.ItemsDue = &due
 		}
 	}
 	if b := s.cfg.Budget; b != nil {

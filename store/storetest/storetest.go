@@ -42,6 +42,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("feed", func(t *testing.T) { testFeed(t, newHarness) })
 	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
 	t.Run("retry wakes", func(t *testing.T) { testRetryWakes(t, newHarness) })
+	t.Run("retry list", func(t *testing.T) { testRetryList(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
 	t.Run("budget limits", func(t *testing.T) { testBudgetLimits(t, newHarness) })

@@ -146,6 +146,20 @@ export interface QueueStats {
   by_class?: Record<string, number>;
   due_now: number;
   oldest_due_lag_seconds: number;
+  due?: DueHistogram;
+}
+
+/** Pending and scheduled items by when they are next due: due now, within 1 h, 1 d, 7 d and 30 d (each past the bucket before), and later. */
+export interface DueHistogram {
+  buckets: Array<{
+    name: "now" | "1h" | "1d" | "7d" | "30d" | "later";
+    /** Upper bound from now; absent for later. */
+    within_seconds?: number;
+    count: number;
+  }>;
+  waiting: number;
+  /** Earliest next due time of a waiting item; absent when none waits. */
+  oldest_due?: string;
 }
 
 export type BudgetKind = "head_poll" | "gap_page" | "search" | "validation" | "candidate" | "descriptor" | "bytes" | "foreground";
@@ -308,6 +322,7 @@ export interface StatusReport {
     }>;
   };
   items?: QueueStats;
+  items_due?: DueHistogram;
   budget?: BudgetReport;
   leader: Leader;
   feeds?: Feed[];
