@@ -231,7 +231,7 @@
     } else {
       const buckets = d.buckets || [];
       const total = buckets.reduce((a, b) => a + b.count, 0);
-      hist = el("div", { class: "hist" }, buckets.map((b) => {
+      hist = el("div", { class: "hist" }, buckets.flatMap((b) => {
         const label = dueLabels[b.name] || b.name;
         return [
           el("span", { text: label }),
