@@ -24,6 +24,9 @@ func TestBudgetAdmitPacesAndExhausts(t *testing.T) {
 	if a.header.Get("Retry-After") != "3" {
 		t.Fatalf("paced Retry-After %q, want 3", a.header.Get("Retry-After"))
 	}
+	if m := a.json(t); m["reason"] != "paced" || m["resets_at"] != nil {
+		t.Fatalf("paced refusal %s: want reason paced and no resets_at", a.body)
+	}
 	f.clock.Advance(3 * time.Second)
 	if a := f.do("POST", "/v1/budget/admit", map[string]any{"source": "indexer", "kind": "head_poll"}); a.status != 200 {
 		t.Fatalf("after the pace: %d %s", a.status, a.body)
@@ -40,6 +43,9 @@ func TestBudgetAdmitPacesAndExhausts(t *testing.T) {
 	// The fake clock is at noon UTC: the allowance resets in 12 hours.
 	if ra := a.header.Get("Retry-After"); ra != "43197" {
 		t.Fatalf("exhausted Retry-After %q, want the seconds to midnight", ra)
+	}
+	if m := a.json(t); m["reason"] != "exhausted" || m["resets_at"] != "2026-03-02T00:00:00Z" {
+		t.Fatalf("exhausted refusal %s: want reason exhausted and resets_at the next UTC midnight", a.body)
 	}
 
 	var rep struct {

@@ -52,7 +52,11 @@ func TestBudgetLiveConfigurationAppliesToTheNextAdmission(t *testing.T) {
 	if !p.Paused {
 		t.Fatalf("pause answer: %+v", p)
 	}
-	expectError(t, f.do("POST", "/v1/budget/admit", map[string]any{"source": "live", "kind": "head_poll"}), http.StatusServiceUnavailable, "")
+	paused := f.do("POST", "/v1/budget/admit", map[string]any{"source": "live", "kind": "head_poll"})
+	expectError(t, paused, http.StatusServiceUnavailable, "")
+	if m := paused.json(t); m["reason"] != "paused" {
+		t.Fatalf("paused refusal %s: want reason paused", paused.body)
+	}
 	var rep struct {
 		Paused bool `json:"paused"`
 	}

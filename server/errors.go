@@ -24,8 +24,15 @@ type apiError struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// FastFail is true for a guard refusal: the daemon did not contact
 	// the endpoint (see proxystatus.go).
-	FastFail   bool          `json:"fast_fail,omitempty"`
-	Class      string        `json:"class,omitempty"`
+	FastFail bool   `json:"fast_fail,omitempty"`
+	Class    string `json:"class,omitempty"`
+	// Reason says why the budget refused an admission: "exhausted" (the
+	// day's allowance is used up; ResetsAt says when it comes back),
+	// "paced" (asked too soon; Retry-After is the next slot) or "paused"
+	// (the owner paused background work). Clients branch on it rather
+	// than guess from Retry-After.
+	Reason     string        `json:"reason,omitempty"`
+	ResetsAt   *time.Time    `json:"resets_at,omitempty"`
 	RetryAfter time.Duration `json:"-"`
 	// ProxyStatus is the error type of a Proxy-Status header (RFC 9209)
 	// sent with the answer, "" for none.

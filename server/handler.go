@@ -161,17 +161,19 @@ func retryAnswer(err error) *apiError {
 // can change.
 func (s *Server) budgetAnswer(err error) *apiError {
 	if ex, ok := errors.AsType[*budget.ExhaustedError](err); ok {
+		resets := ex.ResetAt.UTC()
 		return &apiError{Status: http.StatusTooManyRequests, RetryAfter: ex.ResetAt.Sub(s.cfg.Now()),
+			Reason: "exhausted", ResetsAt: &resets,
 			Message: fmt.Sprintf("server: the %s allowance for %s is used up today (%d of %d); it resets at %s",
 				ex.Allowance, ex.Kind, ex.Used, ex.Limit, ex.ResetAt.UTC().Format(time.RFC3339))}
 	}
 	if pe, ok := errors.AsType[*budget.PacedError](err); ok {
-		return &apiError{Status: http.StatusTooManyRequests, RetryAfter: pe.RetryAfter,
+		return &apiError{Status: http.StatusTooManyRequests, RetryAfter: pe.RetryAfter, Reason: "paced",
 			Message: "server: the source was asked too recently; come back after Retry-After or send \"wait\":true"}
 	}
 	switch {
 	case errors.Is(err, budget.ErrPaused):
-		return &apiError{Status: http.StatusServiceUnavailable, RetryAfter: time.Minute,
+		return &apiError{Status: http.StatusServiceUnavailable, RetryAfter: time.Minute, Reason: "paused",
 			Message: "server: background work is paused by the owner"}
 	case errors.Is(err, budget.ErrDisabled):
 		return &apiError{Status: http.StatusForbidden, Field: "kind",

@@ -366,13 +366,10 @@ class GuardAPI:
             body["error_class"] = error_class
         return cast(ReportResult, self._c._call("POST", "/v1/guard/report", body))
 
-    def extend(self, ticket: Union[str, Mapping[str, Any]], lease_seconds: Optional[float] = None) -> TicketExtension:
-        """Renews a ticket's lease while its request still runs."""
-        body: Dict[str, Any] = {}
-        if lease_seconds is not None:
-            body["lease_seconds"] = lease_seconds
+    def extend(self, ticket: Union[str, Mapping[str, Any]]) -> TicketExtension:
+        """Renews a ticket's lease, by the daemon's lease length, while its request still runs."""
         path = "/v1/guard/tickets/%s/extend" % _seg(_ticket_id(ticket))
-        return cast(TicketExtension, self._c._call("POST", path, body))
+        return cast(TicketExtension, self._c._call("POST", path))
 
     def reset(self, url: str) -> None:
         """Forgets the failures of ``url``'s endpoint."""

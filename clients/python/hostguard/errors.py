@@ -268,22 +268,13 @@ def _budget_error(status: int, message: str, body: Mapping[str, Any], retry: Opt
         return BudgetPaused(message, retry_after=retry, **kw)
     if status == 403:
         return BudgetDisabled(message, retry_after=retry, **kw)
-    # An exhausted allowance and a paced source are both 429. A daemon
-    # that says which (reason, resets_at) is believed; otherwise the
-    # exhausted one is told by its Retry-After, which runs to the next UTC
-    # midnight, while pacing waits only seconds.
+    # An exhausted allowance and a paced source are both 429; the body's
+    # reason says which, and resets_at when an exhausted one comes back.
+    # Without a reason nothing is guessed from Retry-After: the refusal is
+    # treated as paced, and honouring Retry-After is right either way.
     reason = body.get("reason")
-    resets_at = _parse_time(body.get("resets_at"))
-    if reason == "paced":
-        return BudgetPaced(message, retry_after=retry, **kw)
-    if resets_at is None and retry is not None and reason != "exhausted":
-        now = _dt.datetime.now(_dt.timezone.utc)
-        midnight = _next_utc_midnight(now)
-        if abs((now + _dt.timedelta(seconds=retry) - midnight).total_seconds()) <= 2:
-            resets_at = midnight
-    if reason == "exhausted" and resets_at is None:
-        resets_at = _next_utc_midnight(_dt.datetime.now(_dt.timezone.utc))
-    if resets_at is not None:
+    if reason == "exhausted":
+        resets_at = _parse_time(body.get("resets_at")) or _next_utc_midnight(_dt.datetime.now(_dt.timezone.utc))
         return BudgetExhausted(message, resets_at=resets_at, retry_after=retry, **kw)
     return BudgetPaced(message, retry_after=retry, **kw)
 

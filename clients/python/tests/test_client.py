@@ -95,6 +95,24 @@ class GuardTest(unittest.TestCase):
         hg.guard.report(hg.guard.acquire(url), "answered")
         self.assertNotIn(e.endpoint, [ep["endpoint"] for ep in hg.guard.list("open")])
 
+    def test_extend_renews_the_lease_until_reported(self) -> None:
+        hg = client()
+        url = "http://extend-%d.example/x" % time.monotonic_ns()
+        t = hg.guard.acquire(url)
+        x = hg.guard.extend(t)
+        self.assertEqual(x["ticket"], t["ticket"])
+        self.assertEqual(x["endpoint"], url.split("/x")[0])
+        self.assertEqual(x["lease_seconds"], t["lease_seconds"])
+        self.assertIsInstance(x["expires_at"], str)
+        self.assertEqual(hg.guard.extend(t["ticket"])["ticket"], t["ticket"])
+        hg.guard.report(t, "answered")
+        with self.assertRaises(NotFound) as cm:
+            hg.guard.extend(t)
+        self.assertEqual(cm.exception.field, "ticket")
+        with self.assertRaises(BadRequest) as bad:
+            hg.guard.extend("not-hex")
+        self.assertEqual(bad.exception.field, "ticket")
+
     def test_guarded_counts_refusals_then_fails_fast_without_calling(self) -> None:
         hg = client()
         port = dead_port()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import unittest
 
@@ -64,6 +65,15 @@ class ErrorFromResponseTest(unittest.TestCase):
         self.assertIsInstance(e, BudgetExhausted)
         assert isinstance(e, BudgetExhausted)
         self.assertEqual(e.resets_at.isoformat(), "2026-12-02T00:00:00+00:00")
+        # No reason: a Retry-After that happens to end at midnight is not
+        # taken for an exhausted day.
+        now = dt.datetime.now(dt.timezone.utc)
+        midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
+        secs = str(int((midnight - now).total_seconds()))
+        e = error_from_response(429, {"Retry-After": secs}, body(error="x"), route="budget")
+        self.assertIsInstance(e, BudgetPaced)
+        e = error_from_response(429, {}, body(error="x", reason="paced", retry_after_seconds=2), route="budget")
+        self.assertIsInstance(e, BudgetPaced)
 
     def test_lease_and_field(self) -> None:
         self.assertIsInstance(error_from_response(409, {}, body(error="lost", field="lease"), route="item"), LeaseLost)

@@ -323,10 +323,10 @@ export class GuardAPI {
     return this.c.call("POST", "/v1/guard/report", body);
   }
 
-  /** Renews a ticket's lease while its request still runs. */
-  extend(ticket: string | Ticket, leaseSeconds?: number): Promise<TicketExtension> {
+  /** Renews a ticket's lease, by the daemon's lease length, while its request still runs. */
+  extend(ticket: string | Ticket): Promise<TicketExtension> {
     const id = typeof ticket === "string" ? ticket : ticket.ticket;
-    return this.c.call("POST", `/v1/guard/tickets/${seg(id)}/extend`, compact({ lease_seconds: leaseSeconds }));
+    return this.c.call("POST", `/v1/guard/tickets/${seg(id)}/extend`);
   }
 
   /** Forgets the failures of url's endpoint. */

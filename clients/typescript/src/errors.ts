@@ -211,21 +211,17 @@ export function errorFromResponse(status: number, headers: Headers, text: string
   if (route === "budget" && (status === 403 || status === 429 || status === 503)) {
     if (status === 503) return new BudgetPaused(message, { ...init, retryAfter: wait });
     if (status === 403) return new BudgetDisabled(message, { ...init, retryAfter: wait });
-    // Exhausted and paced are both 429. A daemon that says which is
-    // believed; otherwise an exhausted day is told by its Retry-After,
-    // which runs to the next UTC midnight, while pacing waits seconds.
-    if (body.reason === "paced") return new BudgetPaced(message, { ...init, retryAfter: wait });
-    let resetsAt: Date | undefined;
-    if (typeof body.resets_at === "string" && !Number.isNaN(Date.parse(body.resets_at))) {
-      resetsAt = new Date(body.resets_at);
-    } else if (body.reason === "exhausted") {
-      resetsAt = nextUTCMidnight(new Date());
-    } else if (wait !== undefined) {
-      const now = new Date();
-      const midnight = nextUTCMidnight(now);
-      if (Math.abs(now.getTime() + wait * 1000 - midnight.getTime()) <= 2000) resetsAt = midnight;
+    // Exhausted and paced are both 429; the body's reason says which, and
+    // resets_at when an exhausted one comes back. Without a reason nothing
+    // is guessed from Retry-After: the refusal is treated as paced, and
+    // honouring Retry-After is right either way.
+    if (body.reason === "exhausted") {
+      const resetsAt =
+        typeof body.resets_at === "string" && !Number.isNaN(Date.parse(body.resets_at))
+          ? new Date(body.resets_at)
+          : nextUTCMidnight(new Date());
+      return new BudgetExhausted(message, { ...init, retryAfter: wait, resetsAt });
     }
-    if (resetsAt) return new BudgetExhausted(message, { ...init, retryAfter: wait, resetsAt });
     return new BudgetPaced(message, { ...init, retryAfter: wait });
   }
   switch (status) {

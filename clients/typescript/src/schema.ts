@@ -17,6 +17,12 @@ export interface ErrorBody {
 
 export type RetryError = ErrorBody & Required<Pick<ErrorBody, "retry_after_seconds">>;
 
+/** A budget refusal; `reason` tells a paced or paused admission from a day that is used up. */
+export type BudgetRefusal = RetryError & {
+  reason?: "exhausted" | "paced" | "paused";
+  resets_at?: string;
+};
+
 /** The fast-fail body; `fast_fail` is true where the daemon marks it. */
 export type FastFail = ErrorBody & {
   fast_fail?: true;

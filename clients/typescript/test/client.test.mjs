@@ -110,6 +110,25 @@ describe("guard", () => {
     assert.equal(err.field, "url");
   });
 
+  test("extend renews the lease until the ticket is reported", async () => {
+    const hg = client();
+    const origin = `http://extend-${process.hrtime.bigint()}.example`;
+    const t = await hg.guard.acquire(`${origin}/x`);
+    const x = await hg.guard.extend(t);
+    assert.equal(x.ticket, t.ticket);
+    assert.equal(x.endpoint, origin);
+    assert.equal(x.lease_seconds, t.lease_seconds);
+    assert.ok(Date.parse(x.expires_at) >= Date.parse(t.expires_at));
+    assert.equal((await hg.guard.extend(t.ticket)).ticket, t.ticket);
+    await hg.guard.report(t, "answered");
+    const gone = await hg.guard.extend(t).catch((e) => e);
+    assert.ok(gone instanceof NotFound);
+    assert.equal(gone.field, "ticket");
+    const bad = await hg.guard.extend("not-hex").catch((e) => e);
+    assert.ok(bad instanceof BadRequest);
+    assert.equal(bad.field, "ticket");
+  });
+
   test("an unknown ticket is not found", async () => {
     const err = await client().guard.report("0".repeat(32), "answered").catch((e) => e);
     assert.ok(err instanceof NotFound);

@@ -51,6 +51,13 @@ test("budget refusals", () => {
   const e = errorFromResponse(429, h(), body({ error: "x", reason: "exhausted", resets_at: "2026-12-02T00:00:00Z" }), "budget");
   assert.ok(e instanceof BudgetExhausted);
   assert.equal(e.resetsAt.toISOString(), "2026-12-02T00:00:00.000Z");
+  // No reason: a Retry-After that happens to end at midnight is not taken
+  // for an exhausted day.
+  const now = new Date();
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  const secs = String(Math.floor((midnight - now.getTime()) / 1000));
+  assert.ok(errorFromResponse(429, h({ "retry-after": secs }), body({ error: "x" }), "budget") instanceof BudgetPaced);
+  assert.ok(errorFromResponse(429, h(), body({ error: "x", reason: "paced", retry_after_seconds: 2 }), "budget") instanceof BudgetPaced);
 });
 
 test("lease, field, upstream and policy", () => {
