@@ -4,16 +4,24 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/hostguard/hostguard/retry"
 )
 
-// pruneChunk is how many done items one write transaction of RetryPrune
-// deletes. SQLite has one writer: while a delete runs, every claim and
-// settlement waits for it, so retention takes the writer in short turns
-// (about 2 ms each at ten million items) instead of one long one, and a
-// waiting claim gets in between two of them.
-const pruneChunk = 100
+// Retention takes SQLite's one writer in short turns: while a delete
+// runs, every claim and settlement waits for it, so a waiting claim must
+// get in between two turns within a few milliseconds. How many items a
+// turn can delete in that time depends on the file: about 6 000 a second
+// at ten million items with random ids (each delete touches pages of the
+// id index all over the file), six times as many at two hundred thousand.
+// So a turn's size follows how long the last one took, between
+// pruneChunkMin and pruneChunkMax, aiming at pruneTurn.
+const (
+	pruneTurn     = 2 * time.Millisecond
+	pruneChunkMin = 4
+	pruneChunkMax = 256
+)
 
 const (
 	retryPruneSQL = `DELETE FROM retry_items WHERE rid IN (
@@ -23,17 +31,19 @@ const (
 )
 
 // RetryPrune implements retry.Store through the index of done items, in
-// write transactions of at most pruneChunk items each; the retention
-// counter moves in the transaction that deletes.
+// short write transactions (see pruneTurn); the retention counter moves
+// in the transaction that deletes.
 func (s *Store) RetryPrune(ctx context.Context, q retry.StorePruneParams) (retry.StorePruneResult, error) {
 	var res retry.StorePruneResult
 	st, err := s.stmts(ctx, retryPruneSQL, retryPrunedSQL)
 	if err != nil {
 		return res, fmt.Errorf("sqlite: retry prune: %w", err)
 	}
+	chunk := 32
 	for res.Deleted < q.Limit {
-		chunk := min(pruneChunk, q.Limit-res.Deleted)
+		chunk = min(chunk, q.Limit-res.Deleted)
 		var n int64
+		start := time.Now()
 		err := s.tx(ctx, func(tx *sql.Tx) error {
 			r, err := tx.StmtContext(ctx, st[0]).ExecContext(ctx, micros(q.Before), chunk)
 			if err != nil {
@@ -51,6 +61,12 @@ func (s *Store) RetryPrune(ctx context.Context, q retry.StorePruneParams) (retry
 		res.Deleted += int(n)
 		if int(n) < chunk {
 			break
+		}
+		switch took := time.Since(start); {
+		case took > pruneTurn:
+			chunk = max(chunk/2, pruneChunkMin)
+		case took < pruneTurn/2:
+			chunk = min(chunk*2, pruneChunkMax)
 		}
 	}
 	return res, nil
