@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -101,10 +103,16 @@ func (f Feed) Validate() error {
 // feedRunner is one configured feed: its indexer client, its syncer and
 // loop, and the newest items the loop found.
 type feedRunner struct {
-	cfg     Feed
+	orig    Feed   // as configured, to tell a changed feed on reload
+	cfg     Feed   // with defaults applied
 	display string // the URL without its query: nothing secret
 	syncer  *feed.Syncer
 	loop    *feed.Loop
+
+	// While the loop runs (this node leads): cancel stops it, done
+	// closes when it has. Both are guarded by Server.feedsMu.
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu     sync.Mutex
 	recent []itemView // newest first
@@ -123,9 +131,22 @@ func (s *Server) setupFeeds() error {
 		}
 		s.feedReader = r
 	}
-	if len(cfg.Feeds) == 0 {
-		return nil
+	for i, f := range cfg.Feeds {
+		fr, err := s.newFeedRunner(f)
+		if err != nil {
+			return under(fmt.Sprintf("feeds[%d]", i), err)
+		}
+		s.feeds = append(s.feeds, fr)
 	}
+	return nil
+}
+
+// feedHTTP is the feeds' HTTP client, made with the first feed.
+func (s *Server) feedHTTP() *http.Client {
+	if s.feedClient != nil {
+		return s.feedClient
+	}
+	cfg := s.cfg
 	base := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           newDialer(true, cfg.HeaderTimeout, nil).DialContext,
@@ -135,57 +156,179 @@ func (s *Server) setupFeeds() error {
 		TLSHandshakeTimeout:   cfg.HeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	s.feedBase = base
+	s.feedBase.Store(base)
 	// The budget admits the caps requests (pages are admitted by each
 	// feed's syncer before it asks for them).
-	hc := &http.Client{Transport: transport.New(transport.Config{
+	s.feedClient = &http.Client{Transport: transport.New(transport.Config{
 		Base: base, Guard: s.guard, HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout,
 		Budget: countingBudget{cfg.Budget, s.metrics},
 	})}
-	for i, f := range cfg.Feeds {
-		client, err := newznab.New(newznab.Config{
-			URL: f.URL, APIKey: f.APIKey, Name: f.Name, HTTPClient: hc,
-			PageSize: f.PageSize, Categories: f.Categories, Budget: cfg.Budget, Now: cfg.Now,
-		})
-		if err != nil {
-			return under(fmt.Sprintf("feeds[%d]", i), err)
-		}
-		if _, ok := s.findSource(f.Name); !ok {
-			// A base source of this node, not a stored override: it
-			// lives as long as the feed is configured.
-			if _, err := cfg.Budget.AddBaseSource(budget.Source{Name: f.Name}); err != nil {
-				return under(fmt.Sprintf("feeds[%d]", i), err)
-			}
-		}
-		syncer, err := feed.NewSyncer(cfg.FeedStore, feed.Config{
-			MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: countingAdmitter{feed.BudgetAdmitter(cfg.Budget), s.metrics}, Now: cfg.Now, Logger: s.log,
-		})
-		if err != nil {
-			return under(fmt.Sprintf("feeds[%d]", i), err)
-		}
-		if f.KeepItems == 0 {
-			f.KeepItems = DefaultKeepItems
-		}
-		u, _ := url.Parse(f.URL) // checked by Validate
-		fr := &feedRunner{cfg: f, display: u.Scheme + "://" + u.Host + u.EscapedPath(), syncer: syncer}
-		fr.loop, err = feed.NewLoop(feed.LoopConfig{
-			Syncer:    syncer,
-			Feeds:     []feed.LoopFeed{{Name: f.Name, Source: client}},
-			Intervals: cfg.Budget,
-			OnItems:   fr.found,
-			Now:       cfg.Now,
-			Logger:    s.log,
-		})
-		if err != nil {
-			return under(fmt.Sprintf("feeds[%d]", i), err)
-		}
-		s.feeds = append(s.feeds, fr)
+	return s.feedClient
+}
+
+// newFeedRunner builds f's client, syncer and loop; its loop starts when
+// this node leads. Its errors name fields of f.
+func (s *Server) newFeedRunner(f Feed) (*feedRunner, error) {
+	cfg := s.cfg
+	client, err := newznab.New(newznab.Config{
+		URL: f.URL, APIKey: f.APIKey, Name: f.Name, HTTPClient: s.feedHTTP(),
+		PageSize: f.PageSize, Categories: f.Categories, Budget: cfg.Budget, Now: cfg.Now,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if _, ok := s.findSource(f.Name); !ok {
+		// A base source of this node, not a stored override: it
+		// lives as long as the feed is configured.
+		if _, err := cfg.Budget.AddBaseSource(budget.Source{Name: f.Name}); err != nil {
+			return nil, err
+		}
+	}
+	syncer, err := feed.NewSyncer(cfg.FeedStore, feed.Config{
+		MaxPages: f.MaxPages, CatchUp: f.CatchUp, Admitter: countingAdmitter{feed.BudgetAdmitter(cfg.Budget), s.metrics}, Now: cfg.Now, Logger: s.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	orig := f
+	if f.KeepItems == 0 {
+		f.KeepItems = DefaultKeepItems
+	}
+	u, _ := url.Parse(f.URL) // checked by Validate
+	fr := &feedRunner{orig: orig, cfg: f, display: u.Scheme + "://" + u.Host + u.EscapedPath(), syncer: syncer}
+	fr.loop, err = feed.NewLoop(feed.LoopConfig{
+		Syncer:    syncer,
+		Feeds:     []feed.LoopFeed{{Name: f.Name, Source: client}},
+		Intervals: cfg.Budget,
+		OnItems:   fr.found,
+		Now:       cfg.Now,
+		Logger:    s.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fr, nil
+}
+
+// feedRunners is the configured feeds now.
+func (s *Server) feedRunners() []*feedRunner {
+	s.feedsMu.Lock()
+	defer s.feedsMu.Unlock()
+	return slices.Clone(s.feeds)
+}
+
+// runFeeds runs every feed's loop under ctx, the leadership; feeds
+// added by SetFeeds while it lasts start under it too. It returns once
+// ctx has ended and every loop has stopped.
+func (s *Server) runFeeds(ctx context.Context) {
+	s.feedsMu.Lock()
+	s.leadCtx = ctx
+	for _, f := range s.feeds {
+		s.startFeedLocked(f)
+	}
+	s.feedsMu.Unlock()
+	<-ctx.Done()
+	s.feedsMu.Lock()
+	s.leadCtx = nil
+	running := slices.Clone(s.feeds)
+	s.feedsMu.Unlock()
+	for _, f := range running {
+		s.stopFeed(f)
+	}
+}
+
+func (s *Server) startFeedLocked(f *feedRunner) {
+	if s.leadCtx == nil || f.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(s.leadCtx)
+	done := make(chan struct{})
+	f.cancel, f.done = cancel, done
+	go func() {
+		defer close(done)
+		_ = f.loop.RunLeading(ctx)
+	}()
+}
+
+// stopFeed stops f's loop, if it runs, and waits for it.
+func (s *Server) stopFeed(f *feedRunner) {
+	s.feedsMu.Lock()
+	cancel, done := f.cancel, f.done
+	f.cancel, f.done = nil, nil
+	s.feedsMu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// SetFeeds replaces the configured feeds, as a reload of the
+// configuration file does: a feed no longer listed stops polling, a new
+// one starts (at once, if this node leads), a changed one restarts with
+// its new settings, and an unchanged one keeps running untouched. Stored
+// state (each feed's cursor and seen ids, by name) is kept: a feed that
+// comes back resumes where it was. The recent items shown by the API
+// survive a change of the feed's settings. feeds is checked as
+// Config.Feeds is, and a bad one changes nothing.
+func (s *Server) SetFeeds(feeds []Feed) (added, removed, changed []string, err error) {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	next := s.cfg
+	next.Feeds = feeds
+	if err := next.validateFeeds(); err != nil {
+		return nil, nil, nil, err
+	}
+	old := map[string]*feedRunner{}
+	for _, f := range s.feedRunners() {
+		old[f.cfg.Name] = f
+	}
+	list := make([]*feedRunner, 0, len(feeds))
+	var stale []*feedRunner
+	for i, f := range feeds {
+		prev, had := old[f.Name]
+		delete(old, f.Name)
+		if had && reflect.DeepEqual(prev.orig, f) {
+			list = append(list, prev)
+			continue
+		}
+		fr, err := s.newFeedRunner(f)
+		if err != nil {
+			return nil, nil, nil, under(fmt.Sprintf("feeds[%d]", i), err)
+		}
+		if had {
+			changed = append(changed, f.Name)
+			stale = append(stale, prev)
+			prev.mu.Lock()
+			fr.recent = prev.recent[:min(len(prev.recent), fr.cfg.KeepItems)]
+			prev.mu.Unlock()
+		} else {
+			added = append(added, f.Name)
+		}
+		list = append(list, fr)
+	}
+	for name, f := range old {
+		removed = append(removed, name)
+		stale = append(stale, f)
+	}
+	sort.Strings(removed)
+	// The old loops stop before their replacements start, so one feed is
+	// never polled by two loops at once.
+	s.feedsMu.Lock()
+	s.feeds = list
+	s.feedsMu.Unlock()
+	for _, f := range stale {
+		s.stopFeed(f)
+	}
+	s.feedsMu.Lock()
+	for _, f := range list {
+		s.startFeedLocked(f)
+	}
+	s.feedsMu.Unlock()
+	return added, removed, changed, nil
 }
 
 func (s *Server) feedByName(name string) *feedRunner {
-	for _, f := range s.feeds {
+	for _, f := range s.feedRunners() {
 		if f.cfg.Name == name {
 			return f
 		}

@@ -77,8 +77,9 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 	for _, st := range stored {
 		byName[st.Name] = st
 	}
-	out := make([]feedView, 0, len(s.feeds)+len(stored))
-	for _, f := range s.feeds {
+	feeds := s.feedRunners()
+	out := make([]feedView, 0, len(feeds)+len(stored))
+	for _, f := range feeds {
 		v := feedView{Name: f.cfg.Name, Configured: true, URL: f.display}
 		for _, ls := range f.loop.Status() {
 			v.Leading = ls.Leading

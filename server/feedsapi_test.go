@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -373,5 +374,44 @@ func TestFeedSkipsAndTemporaryRefusals(t *testing.T) {
 	midnight := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	if !until["refused"].Equal(half) || !until["daily"].Equal(midnight) || !until["skips"].IsZero() {
 		t.Fatalf("budget closes the sources until %v; want refused until %v, daily until %v", until, half, midnight)
+	}
+}
+
+// TestSetFeeds replaces the feeds of a running server: an unchanged feed
+// keeps its runner (and loop), a bad list changes nothing, a removed feed
+// stops and shows as not configured with its stored state.
+func TestSetFeeds(t *testing.T) {
+	t.Parallel()
+	x, _ := newFakeIndexer(t, testAPIKey, 4)
+	y, _ := newFakeIndexer(t, testAPIKey, 2)
+	f := setup(t, withFeed(x))
+	f.waitSynced("fake")
+	kept := f.s.feedByName("fake")
+
+	other := Feed{Name: "other", URL: y.URL(), APIKey: testAPIKey}
+	if _, _, _, err := f.s.SetFeeds([]Feed{f.s.cfg.Feeds[0], other, other}); err == nil || !strings.Contains(err.Error(), "feeds[2].name") {
+		t.Fatalf("a duplicate name: %v", err)
+	}
+	if got := f.s.feedRunners(); len(got) != 1 || got[0] != kept {
+		t.Fatalf("a refused list changed the feeds: %d runners", len(got))
+	}
+
+	added, removed, changed, err := f.s.SetFeeds([]Feed{f.s.cfg.Feeds[0], other})
+	if err != nil || fmt.Sprint(added, removed, changed) != "[other] [] []" {
+		t.Fatalf("adding: %v %v %v %v", added, removed, changed, err)
+	}
+	if f.s.feedByName("fake") != kept {
+		t.Fatal("an unchanged feed was rebuilt")
+	}
+	f.waitSynced("other")
+
+	added, removed, changed, err = f.s.SetFeeds([]Feed{other})
+	if err != nil || fmt.Sprint(added, removed, changed) != "[] [fake] []" {
+		t.Fatalf("removing: %v %v %v %v", added, removed, changed, err)
+	}
+	kept.loop.Status() // still readable after its loop stopped
+	_, v, ok := f.feedNamed("fake")
+	if !ok || v.Configured || !v.Synced {
+		t.Fatalf("the removed feed as listed: %+v (found %v)", v, ok)
 	}
 }

@@ -35,11 +35,9 @@ func (s *Server) runLeader(ctx context.Context) {
 func (s *Server) lead(ctx context.Context) error {
 	s.leading.Store(true)
 	defer s.leading.Store(false)
-	s.log.Debug("server: leading; periodic work starts", "feeds", len(s.feeds))
+	s.log.Debug("server: leading; periodic work starts", "feeds", len(s.feedRunners()))
 	var wg sync.WaitGroup
-	for _, f := range s.feeds {
-		wg.Go(func() { _ = f.loop.RunLeading(ctx) })
-	}
+	wg.Go(func() { s.runFeeds(ctx) })
 	wg.Go(func() { s.maintain(ctx) })
 	wg.Wait()
 	s.log.Debug("server: periodic work stopped")

@@ -323,7 +323,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	// Feed names come from the owner's configuration, so they are a
 	// bounded label set, unlike endpoints or hosts.
-	for _, f := range s.feeds {
+	for _, f := range s.feedRunners() {
 		for _, st := range f.loop.Status() {
 			last := 0.0
 			if !st.LastSync.IsZero() {

@@ -48,9 +48,17 @@ type Server struct {
 	hosts    *hostHistory
 	sessions *sessionTable
 
+	// feeds are the configured feeds, replaced whole by SetFeeds;
+	// leadCtx is the leadership their loops run under, nil while this
+	// node does not lead. Both under feedsMu; reloadMu keeps SetFeeds
+	// calls one at a time.
+	feedsMu    sync.Mutex
+	reloadMu   sync.Mutex
 	feeds      []*feedRunner
-	feedReader *feed.Syncer    // reads and resets stored positions; nil without FeedStore
-	feedBase   *http.Transport // the feeds' connections; nil without feeds
+	leadCtx    context.Context
+	feedReader *feed.Syncer                   // reads and resets stored positions; nil without FeedStore
+	feedBase   atomic.Pointer[http.Transport] // the feeds' connections; nil until a feed is configured
+	feedClient *http.Client                   // over feedBase; under reloadMu after New
 	// leading is true while this node runs the periodic work.
 	leading atomic.Bool
 
@@ -161,8 +169,8 @@ func (s *Server) Close() error {
 		s.guard.Close()
 		s.cancelBase()
 		s.base.CloseIdleConnections()
-		if s.feedBase != nil {
-			s.feedBase.CloseIdleConnections()
+		if b := s.feedBase.Load(); b != nil {
+			b.CloseIdleConnections()
 		}
 	})
 	return nil

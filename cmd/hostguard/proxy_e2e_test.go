@@ -395,6 +395,84 @@ func TestSignals(t *testing.T) {
 		// Still serving: SIGHUP did not stop it.
 		d.call(t, "GET", "/healthz", nil, 200, nil)
 	})
+	t.Run("SIGHUP applies feed changes and keeps their stored state", func(t *testing.T) {
+		dir := t.TempDir()
+		config := filepath.Join(dir, "hostguard.json")
+		write := func(feeds string) {
+			body := `{"budget": {"sources": [{"name": "films", "owner_daily_limit": 1000, "pace": "0s"},
+				{"name": "tv", "owner_daily_limit": 1000, "pace": "0s"}]}, "feeds": [` + feeds + `]}`
+			if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		films, _ := newIndexer(t)
+		tv, _ := newIndexer(t)
+		filmsFeed := `{"name": "films", "url": "` + films.URL() + `", "api_key_env": "E2E_INDEXER_KEY"}`
+		tvFeed := `{"name": "tv", "url": "` + tv.URL() + `", "api_key_env": "E2E_INDEXER_KEY"}`
+		write("")
+		d := start(t, bin, filepath.Join(dir, "f.db"), "--config", config)
+		type feedState struct {
+			Name       string     `json:"name"`
+			Configured bool       `json:"configured"`
+			SyncedAt   *time.Time `json:"synced_at"`
+			ItemsTotal int64      `json:"items_total"`
+		}
+		feeds := func() map[string]feedState {
+			var resp struct {
+				Feeds []feedState `json:"feeds"`
+			}
+			d.call(t, "GET", "/v1/feeds", nil, 200, &resp)
+			out := map[string]feedState{}
+			for _, f := range resp.Feeds {
+				out[f.Name] = f
+			}
+			return out
+		}
+		reloads := 0
+		hup := func() {
+			reloads++
+			d.cmd.Process.Signal(syscall.SIGHUP)
+			waitfor.True(t, 10*time.Second, "the reload line", func() bool {
+				return strings.Count(d.logs.String(), "configuration reloaded") == reloads
+			})
+		}
+
+		// Added: polled, and its items stored.
+		write(filmsFeed)
+		hup()
+		waitfor.True(t, 15*time.Second, "the added feed to sync", func() bool {
+			f := feeds()["films"]
+			return f.Configured && f.SyncedAt != nil && f.ItemsTotal == 4
+		})
+		if strings.Contains(d.logs.String(), "need a restart") {
+			t.Fatalf("a feed change was logged as needing a restart:\n%s", d.logs.String())
+		}
+
+		// Removed: no longer configured, its stored position kept. Another
+		// feed added in the same reload is polled, which shows the loops
+		// ran on while the removed one stayed quiet.
+		write(tvFeed)
+		hup()
+		polled := films.Count("search")
+		waitfor.True(t, 15*time.Second, "the other feed to sync", func() bool { return feeds()["tv"].SyncedAt != nil })
+		f := feeds()["films"]
+		if f.Configured || f.SyncedAt == nil || f.ItemsTotal != 4 {
+			t.Fatalf("the removed feed: %+v", f)
+		}
+		if n := films.Count("search"); n != polled {
+			t.Fatalf("the removed feed was polled %d more times", n-polled)
+		}
+
+		// Back again: configured, with its stored head and count; its
+		// next poll waits for the interval from its stored last sync, so
+		// coming back is no extra poll of the indexer.
+		write(filmsFeed + "," + tvFeed)
+		hup()
+		f = feeds()["films"]
+		if !f.Configured || f.SyncedAt == nil || f.ItemsTotal != 4 {
+			t.Fatalf("the feed back again: %+v", f)
+		}
+	})
 	t.Run("a second signal during the drain exits at once", func(t *testing.T) {
 		d := start(t, bin, filepath.Join(t.TempDir(), "q.db"), "--shutdown-timeout", "30s", "--header-timeout", "30s")
 		hole := blackHole(t)

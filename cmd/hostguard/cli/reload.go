@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/server"
 )
 
 // serveSignals runs the daemon under process signals: the first SIGINT or
@@ -52,7 +53,7 @@ func serveSignals(sigs <-chan os.Signal, args []string, stderr io.Writer) int {
 }
 
 // reloader applies a re-read configuration to a running daemon: the log
-// level, the budget's sources and limits. Every other setting that
+// level, the budget's sources and limits, the feeds. Every other setting that
 // changed needs a restart; it is logged once and kept as it was. State
 // (the guard's endpoints, tickets, tunnels) is never touched.
 type reloader struct {
@@ -61,6 +62,7 @@ type reloader struct {
 	log    *slog.Logger
 	level  *slog.LevelVar
 	budget *budget.Budget
+	server *server.Server
 	cur    *settings // what the daemon runs with
 	warned map[string]bool
 }
@@ -90,8 +92,7 @@ func (r *reloader) reload(ctx context.Context) {
 		applied = append(applied, o.name)
 	}
 	if !reflect.DeepEqual(r.cur.server.Feeds, next.server.Feeds) {
-		restart = append(restart, "feeds")
-		next.server.Feeds = r.cur.server.Feeds
+		applied = append(applied, r.reloadFeeds(next)...)
 	}
 	if lv, err := parseLevel(next.logLevel); err == nil {
 		r.level.Set(lv)
@@ -120,6 +121,29 @@ func (r *reloader) reload(ctx context.Context) {
 	}
 	r.log.Info("hostguard: configuration reloaded", "config", r.cur.config, "applied", strings.Join(applied, ","))
 	r.cur = next
+}
+
+// reloadFeeds applies the configured feeds (server.SetFeeds): removed
+// ones stop polling, new ones start, changed ones restart; their stored
+// positions are kept. A list the server refuses changes nothing and is
+// logged; next then keeps the running feeds, so the next reload compares
+// against what runs.
+func (r *reloader) reloadFeeds(next *settings) []string {
+	if r.server == nil {
+		next.server.Feeds = r.cur.server.Feeds
+		return nil
+	}
+	added, removed, changed, err := r.server.SetFeeds(next.server.Feeds)
+	if err != nil {
+		r.log.Error("hostguard: reload: the feeds were not changed", "err", err)
+		next.server.Feeds = r.cur.server.Feeds
+		return nil
+	}
+	if len(added)+len(removed)+len(changed) > 0 {
+		r.log.Info("hostguard: reload: feeds applied", "added", strings.Join(added, ","),
+			"removed", strings.Join(removed, ","), "changed", strings.Join(changed, ","))
+	}
+	return []string{"feeds"}
 }
 
 // reloadSources applies the configured budget sources: a new one is added

@@ -316,6 +316,7 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 		"feeds", len(cfg.Feeds), "budget_sources", len(s.budget.Sources), "node", cfg.Elector.NodeID(), "version", version())
 	if hup != nil {
 		rl.budget = cfg.Budget
+		rl.server = srv
 		go func() {
 			for {
 				select {
