@@ -254,12 +254,33 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 	}
 	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "b1"}}})
+	before, err := eval[int](b, `Number(document.body.dataset.refreshes)`)
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	b.waitFor("the tripped endpoint", panelHas("endpoints", dead.URL())+` && document.querySelector("#endpoints .state-open") !== null`)
-	b.waitFor("the host in backoff", panelHas("hosts", hostile)+` && `+panelHas("hosts", "backoff"))
-	b.waitFor("the host's timeline", `document.querySelectorAll("#hosts svg.timeline rect.failure").length === 2 &&
-		document.querySelectorAll("#hosts svg.timeline rect.success").length === 1`)
-	b.waitFor("the queued item", panelHas("queue", "1 items"))
+	shown := strings.Join([]string{
+		panelHas("endpoints", dead.URL()), `document.querySelector("#endpoints .state-open") !== null`,
+		panelHas("hosts", hostile), panelHas("hosts", "backoff"),
+		`document.querySelectorAll("#hosts svg.timeline rect.failure").length === 2`,
+		`document.querySelectorAll("#hosts svg.timeline rect.success").length === 1`,
+		panelHas("queue", "1 items"),
+	}, " && ")
+	// The refresh count when everything first shows: within one refresh
+	// means the one that may have been under way when the changes were
+	// made, and the next.
+	var after int
+	if !waitfor.Until(browserWait, func() bool {
+		n, err := eval[int](b, `(`+shown+`) ? Number(document.body.dataset.refreshes) : 0`)
+		after = n
+		return err == nil && n > 0
+	}) {
+		b.screenshot("failed-changes")
+		t.Fatalf("after %v the page does not show the tripped endpoint, the host in backoff with its timeline and the item", browserWait)
+	}
+	if after-before > 2 {
+		t.Errorf("the changes took %d refreshes to show; want at most 2", after-before)
+	}
 	if !b.mustEval(`window.hgMark === 1`) {
 		t.Error("the page reloaded instead of refreshing in place")
 	}
