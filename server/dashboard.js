@@ -18,7 +18,7 @@
       else if (k === "text") e.textContent = v;
       else e.setAttribute(k, v === true ? "" : String(v));
     }
-    for (const kid of kids.flat()) {
+    for (const kid of kids.flat(Infinity)) {
       if (kid === undefined || kid === null || kid === false) continue;
       e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     }

@@ -253,7 +253,9 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatalf("touch: %d %s", a.status, a.body)
 		}
 	}
-	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "b1"}}})
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{
+		{"id": "b1"}, {"id": "b2", "not_before": f.clock.Now().Add(10 * time.Minute)},
+	}})
 	before, err := eval[int](b, `Number(document.body.dataset.refreshes)`)
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +266,9 @@ func TestDashboardInABrowser(t *testing.T) {
 		panelHas("hosts", hostile), panelHas("hosts", "backoff"),
 		`document.querySelectorAll("#hosts svg.timeline rect.failure").length === 2`,
 		`document.querySelectorAll("#hosts svg.timeline rect.success").length === 1`,
-		panelHas("queue", "1 items"),
+		panelHas("queue", "2 items"), panelHas("queue", "2 waiting"),
+		// The due histogram: one due now, one within the hour.
+		`[...document.querySelectorAll("#queue .hist > span")].map((e) => e.textContent).join("|").includes("due now|1|< 1 h|1")`,
 	}, " && ")
 	// The refresh count when everything first shows: within one refresh
 	// means the one that may have been under way when the changes were
