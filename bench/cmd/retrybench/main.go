@@ -2,7 +2,8 @@
 // waiting far in the future, as in a crawler's backlog) and measures what
 // matters at that scale: Add throughput, claim→succeed and claim→fail
 // cycles with several workers claiming in batches, Observe throughput,
-// claim latency, Stats latency and bytes on disk per item.
+// claim latency, Stats latency and bytes on disk per item, and (phase
+// retention) claim latency while retention deletes done items.
 //
 //	go run ./cmd/retrybench -db /tmp/retry.db -n 1000000
 //	go run ./cmd/retrybench -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable&search_path=hgbench' -workers 8
