@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -208,6 +209,11 @@ func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := checkURLField("url", req.URL); err != nil {
 		return err
+	}
+	// The guard keys any scheme, but only http and https URLs are ever
+	// guarded: resetting another would create a record nothing uses.
+	if u, err := url.Parse(req.URL); err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) {
+		return badRequest("url", "url must be an http or https URL")
 	}
 	if err := s.guard.Reset(req.URL); err != nil {
 		return blame("url", err)

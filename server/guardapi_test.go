@@ -188,6 +188,19 @@ func TestGuardResetClearsAndListShowsState(t *testing.T) {
 	}
 }
 
+func TestGuardResetRefusesOtherSchemes(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	for _, u := range []string{"ftp://x.example/", "file:///etc/passwd", "gopher://x.example:70/"} {
+		expectError(t, f.do("POST", "/v1/guard/reset", map[string]any{"url": u}), http.StatusBadRequest, "url")
+	}
+	var got endpointList
+	decodeInto(t, f.do("GET", "/v1/guard", nil), &got)
+	if len(got.Endpoints) != 0 {
+		t.Fatalf("a refused reset left records: %+v", got.Endpoints)
+	}
+}
+
 func TestGuardTicketLeaseExpiryFreesTheTrial(t *testing.T) {
 	t.Parallel()
 	f := setup(t, func(c *Config) { c.TicketLease = time.Minute })

@@ -68,6 +68,11 @@ func (s *Server) hostGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("reading a host", err)
 	}
+	if !st.Known {
+		// An unknown host is healthy to the tracker, but answering with an
+		// invented record made a typo look like a healthy host.
+		return notFound("name", "no record of host %q (never reported, or reset)", st.Display)
+	}
 	writeJSON(w, http.StatusOK, newHostView(st))
 	return nil
 }

@@ -36,10 +36,8 @@ func TestHostsTouchGetList(t *testing.T) {
 	if res.Name != "bad.example" || res.ConsecutiveFails != 2 {
 		t.Fatalf("get: %+v", res)
 	}
-	decodeInto(t, f.do("GET", "/v1/hosts/never-seen.example", nil), &res)
-	if !res.Healthy || !res.Available || res.ConsecutiveFails != 0 {
-		t.Fatalf("unknown host: %+v", res)
-	}
+	// A host without a record is a 404, not an invented healthy record.
+	expectError(t, f.do("GET", "/v1/hosts/never-seen.example", nil), http.StatusNotFound, "name")
 
 	var list struct {
 		Hosts []struct {

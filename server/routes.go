@@ -62,6 +62,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "GET /v1/hosts/{name}", h: s.hostGet, needs: hosts},
 
 		{pattern: "POST /v1/items", h: s.itemsAdd, needs: items},
+		{pattern: "GET /v1/items", h: s.itemsList, needs: items},
 		{pattern: "POST /v1/items/claim", h: s.itemsClaim, needs: items},
 		{pattern: "POST /v1/items/observe", h: s.itemsObserve, needs: items},
 		{pattern: "POST /v1/items/settle", h: s.itemsSettle, needs: items},

@@ -493,6 +493,7 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("GET", "/v1/hosts?limit=1", nil, 200, nil, none)
 	c.do("GET", "/v1/hosts?view=sideways", nil, 400, nil, bad)
 	c.do("GET", "/v1/hosts/good.example", nil, 200, nil, none)
+	c.do("GET", "/v1/hosts/never-seen.example", nil, 404, nil, none)
 	c.do("GET", "/v1/hosts/bad%07name", nil, 400, nil, none)
 
 	// Items: every operation, each with an error.
@@ -533,6 +534,11 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("GET", "/v1/items/"+l[1].ID, nil, 200, nil, none)
 	c.do("GET", "/v1/items/never-added", nil, 404, nil, none)
 	c.do("GET", "/v1/items/stats", nil, 200, nil, none)
+	var page struct{ Next string }
+	c.do("GET", "/v1/items?limit=2", nil, 200, &page, none)
+	c.do("GET", "/v1/items?state=scheduled,leased&class=not_found&after="+page.Next, nil, 200, nil, none)
+	c.do("GET", "/v1/items?due_before=2030-01-01T00:00:00Z", nil, 200, nil, none)
+	c.do("GET", "/v1/items?state=sleeping", nil, 400, nil, bad)
 
 	// Budget.
 	c.do("POST", "/v1/budget/admit", map[string]any{"source": "idx", "kind": "head_poll"}, 200, nil, none)

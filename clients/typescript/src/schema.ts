@@ -421,6 +421,12 @@ export interface HostListResponse {
 /** Answer of GET /v1/hosts/{name}. */
 export type HostGetResponse = Host;
 
+/** Answer of GET /v1/items. */
+export interface ItemsListResponse {
+  items: Item[];
+  next?: string;
+}
+
 /** Body of POST /v1/items. */
 export interface ItemsAddRequest {
   items: NewItem[];

@@ -57,8 +57,9 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 }
 
 // showHost prints one host. A name the daemon would refuse, or one it has
-// no record of, is exit 3: the daemon's answer for an unknown name is only
-// the healthy default, not a host it tracks.
+// no record of (a 404), is exit 3. A daemon from before the 404 answered an
+// unknown name with the healthy default and known false; that is refused
+// the same way.
 func showHost(cmd *daemonCommand, name string) int {
 	if _, err := health.NormalizeName(name); err != nil {
 		return cmd.refuse("%v", err)
