@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,6 +55,85 @@ func blackHole(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// heardHole is a blackHole that also tells, on the returned channel, each
+// time a request's header block has arrived: the moment from which the
+// daemon counts the upstream's wait (it had sent the request by then).
+func heardHole(t *testing.T) (string, <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard := make(chan struct{}, 16)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() {
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if line == "\r\n" {
+						heard <- struct{}{}
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String(), heard
+}
+
+// giveUpAfterHeard sends GET url through the proxy and gives up once the
+// hole has heard the request and wait has passed since: a give-up that
+// lasted at least wait by the daemon's count, however slow the machine.
+func giveUpAfterHeard(t *testing.T, d *daemonProc, url string, heard <-chan struct{}, wait time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := proxyClient(d, 0).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-heard:
+	case err := <-done:
+		t.Fatalf("the request ended before the upstream heard it: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream never heard the request")
+	}
+	if wait > 0 {
+		// Real time is the thing measured: the daemon is another process.
+		<-time.After(wait)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the give-up got an answer")
+	}
+}
+
 func proxyClient(d *daemonProc, timeout time.Duration) *http.Client {
 	pu, _ := url.Parse("http://" + d.proxy)
 	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}, Timeout: timeout}
@@ -99,13 +179,10 @@ func TestProxyGiveUps(t *testing.T) {
 	bin := buildBinary(t)
 	t.Run("two give-ups trip the endpoint", func(t *testing.T) {
 		d := start(t, bin, filepath.Join(t.TempDir(), "g.db"), "--header-timeout", "30s", "--give-up-after", "300ms", "--guard-max-probes", "-1")
-		hole := blackHole(t)
+		hole, heard := heardHole(t)
 		ep := "http://" + hole
-		c := proxyClient(d, 600*time.Millisecond)
-		for i := range 2 {
-			if _, err := c.Get(ep + "/x"); err == nil {
-				t.Fatalf("give-up %d got an answer", i)
-			}
+		for range 2 {
+			giveUpAfterHeard(t, d, ep+"/x", heard, 400*time.Millisecond)
 			waitfor.True(t, 5*time.Second, "the give-up to settle", func() bool { return d.endpoint(t, ep).TicketsOut == 0 })
 		}
 		if st := d.endpoint(t, ep).State; st != "open" {
@@ -135,11 +212,11 @@ func TestProxyGiveUps(t *testing.T) {
 	})
 	t.Run("shorter give-ups never trip", func(t *testing.T) {
 		d := start(t, bin, filepath.Join(t.TempDir(), "s.db"), "--header-timeout", "30s", "--give-up-after", "5s")
-		hole := blackHole(t)
+		hole, heard := heardHole(t)
 		ep := "http://" + hole
-		c := proxyClient(d, 200*time.Millisecond)
 		for range 3 {
-			c.Get(ep + "/x")
+			// At once: far inside the 5 s give-up time.
+			giveUpAfterHeard(t, d, ep+"/x", heard, 0)
 			waitfor.True(t, 5*time.Second, "the give-up to settle", func() bool { return d.endpoint(t, ep).TicketsOut == 0 })
 		}
 		if e := d.endpoint(t, ep); e.State != "closed" || e.Failures != 0 {
