@@ -26,7 +26,7 @@ var commands = []command{
 	{"budget", "show today's budget usage; admit or settle work; pause, resume, set, remove or reset sources (budget admit|settle|pause|resume|set-source|remove-source|reset-source)", runBudget},
 	{"feeds", "show the feeds the leader follows, their items, or reset one (feeds items|reset)", runFeeds},
 	{"hosts", "list hosts the daemon tracks (--view healthy|available|unhealthy|backoff|all), or show one", runHosts},
-	{"items", "work with the retry queue: add, claim, stats, get, succeed, fail, release, extend, observe", runItems},
+	{"items", "work with the retry queue: add, claim, stats, list, get, succeed, fail, release, extend, observe", runItems},
 	{"migrate", "create or upgrade a store's schema and print its version", runMigrate},
 	{"reset", "forget the failures of a URL's endpoint so the next request goes through", runReset},
 	{"serve", "run the daemon: JSON API, guarded fetch, forward proxy, metrics, status page", runServe},

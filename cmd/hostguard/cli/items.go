@@ -40,6 +40,7 @@ subcommands:
   add ID...                   add work items (--priority N, --payload TEXT or --payload-file F)
   claim                       lease due items (--n 10, --lease 30s, --worker NAME)
   stats                       counts by state and failure class
+  list                        items a page at a time (--state S, --class C, --due-before T, --limit N, --after CURSOR)
   get ID                      show one item
   succeed ID --lease TOKEN    the work is done
   fail ID --lease TOKEN --class CLASS [--note TEXT]
@@ -71,6 +72,8 @@ func runItems(args []string, stdout, stderr io.Writer) int {
 		return itemsStats(rest, stdout, stderr)
 	case "get":
 		return itemsGet(rest, stdout, stderr)
+	case "list":
+		return itemsList(rest, stdout, stderr)
 	case "succeed", "fail", "release", "extend", "observe":
 		return itemsOp(sub, rest, stdout, stderr)
 	}
