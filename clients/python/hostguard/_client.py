@@ -45,6 +45,7 @@ from .types import (
     Host,
     HostPage,
     Item,
+    ItemPage,
     Lease,
     NewItem,
     ObserveResult,
@@ -594,6 +595,35 @@ class ItemsAPI:
 
     def stats(self) -> QueueStats:
         return cast(QueueStats, self._c._call("GET", "/v1/items/stats"))
+
+    def list(self, *, state: Union[None, str, Sequence[str]] = None, item_class: Optional[str] = None,
+             due_before: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None) -> ItemPage:
+        """One page of items in id order, without payloads. ``state`` is a
+        state name or several; ``due_before`` an RFC 3339 time. A page may be
+        short, even empty, and still have a ``next``."""
+        q: Dict[str, str] = {}
+        if state:
+            q["state"] = state if isinstance(state, str) else ",".join(state)
+        if item_class:
+            q["class"] = item_class
+        if due_before:
+            q["due_before"] = due_before
+        if limit is not None:
+            q["limit"] = str(limit)
+        if after:
+            q["after"] = after
+        return cast(ItemPage, self._c._call("GET", "/v1/items", query=q or None))
+
+    def iter(self, *, page_size: int = 1000, **filters: Any) -> Iterator[Item]:
+        """Every item matching ``filters`` (as ``list`` takes them), page after page."""
+        after: Optional[str] = None
+        while True:
+            page = self.list(limit=page_size, after=after, **filters)
+            for it in page.get("items", []):
+                yield it
+            after = page.get("next")
+            if not after:
+                return
 
 
 def _lease_ref(item: LeaseLike, lease: Optional[str]) -> Tuple[str, str]:

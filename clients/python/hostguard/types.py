@@ -21,6 +21,7 @@ __all__ = [
     "AddResult",
     "Lease",
     "Item",
+    "ItemPage",
     "Extension",
     "ObserveResult",
     "SettleOutcome",
@@ -142,6 +143,13 @@ class Item(TypedDict, total=False):
     created_at: str
     updated_at: str
     payload: str
+
+
+class ItemPage(TypedDict, total=False):
+    """One page of ``items.list``: ``next`` is absent on the last page."""
+
+    items: List[Item]
+    next: str
 
 
 class Extension(TypedDict):

@@ -257,6 +257,23 @@ class ItemsTest(unittest.TestCase):
         with self.assertRaises(NotFound):
             client().items.get("never-added-%d" % time.monotonic_ns())
 
+    def test_list_pages(self) -> None:
+        hg = client()
+        p = "ls-%d-" % time.monotonic_ns()
+        hg.items.add([p + str(i) for i in range(5)] + [{"id": p + "later", "not_before": "2099-01-01T00:00:00Z"}])
+        ids = [it["id"] for it in hg.items.iter(page_size=2) if it["id"].startswith(p)]
+        self.assertEqual(ids, sorted(p + s for s in ["0", "1", "2", "3", "4", "later"]))
+        self.assertTrue(all("payload" not in it for it in hg.items.list(limit=10)["items"]))
+        due = [it["id"] for it in hg.items.iter(state=["pending", "scheduled"], due_before="2098-01-01T00:00:00Z")
+               if it["id"].startswith(p)]
+        self.assertEqual(len(due), 5)
+        page = hg.items.list(limit=1)
+        self.assertEqual(len(page["items"]), 1)
+        self.assertIn("next", page)
+        with self.assertRaises(BadRequest) as cm:
+            hg.items.list(state="sleeping")
+        self.assertEqual(cm.exception.field, "state")
+
     def test_claim_waits_for_work(self) -> None:
         hg = client()
         # Drain what other tests left due, so the wait below is real.
@@ -334,6 +351,8 @@ class HostsTest(unittest.TestCase):
         self.assertIn("bad.example", backoff)
         self.assertNotIn("good.example", backoff)
         self.assertTrue(hg.hosts.get("good.example")["healthy"])
+        with self.assertRaises(NotFound):
+            hg.hosts.get("never-touched-%d.example" % time.monotonic_ns())
         page = hg.hosts.list("all", limit=1)
         self.assertEqual(len(page["hosts"]), 1)
         self.assertIn("next", page)

@@ -12,6 +12,8 @@ import type {
   HostPage,
   HostView,
   Item,
+  ItemPage,
+  ItemState,
   Kind,
   Lease,
   NewItem,
@@ -533,6 +535,42 @@ export class ItemsAPI {
   stats(): Promise<QueueStats> {
     return this.c.call("GET", "/v1/items/stats");
   }
+
+  /**
+   * One page of items in id order, without payloads. A page may be short,
+   * even empty, and still have a next: follow next until it is absent.
+   */
+  list(opts: ItemListOptions = {}): Promise<ItemPage> {
+    const query: Record<string, string> = {};
+    if (opts.state !== undefined) query["state"] = Array.isArray(opts.state) ? opts.state.join(",") : opts.state;
+    if (opts.class) query["class"] = opts.class;
+    if (opts.dueBefore !== undefined) query["due_before"] = opts.dueBefore instanceof Date ? opts.dueBefore.toISOString() : opts.dueBefore;
+    if (opts.limit !== undefined) query["limit"] = String(opts.limit);
+    if (opts.after) query["after"] = opts.after;
+    return this.c.call("GET", "/v1/items", undefined, { query });
+  }
+
+  /** Every item matching opts, page after page. */
+  async *iter(opts: Omit<ItemListOptions, "after" | "limit"> & { pageSize?: number } = {}): AsyncGenerator<Item> {
+    const { pageSize = 1000, ...filters } = opts;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.list(after ? { ...filters, limit: pageSize, after } : { ...filters, limit: pageSize });
+      yield* page.items;
+      if (!page.next) return;
+      after = page.next;
+    }
+  }
+}
+
+/** Filters and paging of ItemsAPI.list. */
+export interface ItemListOptions {
+  state?: ItemState | ItemState[];
+  class?: string;
+  /** An RFC 3339 time or a Date: pending and scheduled items due before it. */
+  dueBefore?: string | Date;
+  limit?: number;
+  after?: string;
 }
 
 export class BudgetAPI {

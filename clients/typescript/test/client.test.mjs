@@ -206,6 +206,27 @@ describe("items", () => {
     assert.ok((await hg.items.stats()).by_state.done >= 2);
   });
 
+  test("list pages", async () => {
+    const hg = client();
+    const p = uniq("ls") + "-";
+    await hg.items.add([...[0, 1, 2, 3, 4].map((i) => p + i), { id: p + "later", not_before: "2099-01-01T00:00:00Z" }]);
+    const ids = [];
+    for await (const it of hg.items.iter({ pageSize: 2 })) if (it.id.startsWith(p)) ids.push(it.id);
+    assert.deepEqual(ids, ["0", "1", "2", "3", "4", "later"].map((s) => p + s));
+    const due = [];
+    for await (const it of hg.items.iter({ state: ["pending", "scheduled"], dueBefore: new Date("2098-01-01T00:00:00Z") })) {
+      if (it.id.startsWith(p)) due.push(it.id);
+    }
+    assert.equal(due.length, 5);
+    const page = await hg.items.list({ limit: 1 });
+    assert.equal(page.items.length, 1);
+    assert.ok(page.next);
+    assert.ok(page.items.every((it) => it.payload === undefined));
+    const err = await hg.items.list({ state: "sleeping" }).catch((e) => e);
+    assert.ok(err instanceof BadRequest);
+    assert.equal(err.field, "state");
+  });
+
   test("a lost lease", async () => {
     const hg = client();
     const id = uniq("lost");
@@ -301,6 +322,7 @@ describe("hosts", () => {
     assert.ok(backoff.includes("bad.example"));
     assert.ok(!backoff.includes("good.example"));
     assert.equal((await hg.hosts.get("good.example")).healthy, true);
+    assert.ok((await hg.hosts.get(uniq("never") + ".example").catch((e) => e)) instanceof NotFound);
     const page = await hg.hosts.list("all", { limit: 1 });
     assert.equal(page.hosts.length, 1);
     assert.ok(page.next);
