@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +75,8 @@ type browser struct {
 
 	mu      sync.Mutex
 	console []string
+	// watchers read event streams of the tab; they end with it.
+	watchers sync.WaitGroup
 }
 
 func newBrowser(t *testing.T, width, height int) *browser {
@@ -121,7 +126,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			b.mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; b.watchers.Wait() })
 	return b
 }
 
@@ -393,4 +398,122 @@ func TestDashboardLoginInABrowser(t *testing.T) {
 	b.noConsoleProblems(
 		"status of 401 (Unauthorized) ("+f.api+"/:1)",
 		"status of 401 (Unauthorized) ("+f.api+"/login:1)")
+}
+
+// A page of another origin on the same host is same-site to the daemon,
+// so SameSite=Strict does not keep the session cookie off its requests.
+// Logged in, the browser visits such a page, which tries what a forged
+// request could: a fetch that resets the guard, a form that pauses the
+// budget, an image that makes the daemon fetch. None of it may work.
+func TestDashboardSessionRefusesAnotherOrigin(t *testing.T) {
+	f := setup(t, func(c *Config) { c.Token = loginToken; c.dashboardRefresh = browserRefresh })
+	bearer := []string{"Authorization", "Bearer " + loginToken}
+	var upstreamHits atomic.Int32
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { upstreamHits.Add(1) }))
+	t.Cleanup(upstream.Close)
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	for range 2 {
+		f.do("GET", fetchPath(dead.URL()+"/"), nil, bearer...)
+	}
+
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>evil</title>
+<form id="f" method="post" action="%[1]s/v1/budget/pause" enctype="text/plain"><input name='{"paused":true,"x":"' value='"}'></form>
+<script>
+const img = new Image();
+new Promise((done) => { img.onload = img.onerror = done; img.src = %[2]q; })
+  .then(() => fetch(%[3]q, {method: "POST", credentials: "include", mode: "no-cors"}))
+  .catch(() => {})
+  .finally(() => { document.title = "sent"; document.getElementById("f").submit(); });
+</script>`, f.api, f.api+fetchPath(upstream.URL+"/"), f.api+"/v1/guard/reset-all")
+	}))
+	t.Cleanup(evil.Close)
+
+	b := newBrowser(t, 1400, 1000)
+	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the login form", `document.querySelector("form#login") !== null`)
+	b.do("logging in",
+		chromedp.SendKeys(chromedp.CSS("#token"), loginToken),
+		chromedp.Submit(chromedp.CSS("form#login")))
+	b.waitFor("the dashboard", `document.querySelector("#panels") !== null && document.body.dataset.refreshes !== undefined`)
+
+	// Which forged requests the browser sent, and what the daemon
+	// answered those whose answer it reports (an image's JSON answer is
+	// blocked before it is reported): proof that they went out, with the
+	// cookie, and were refused.
+	var mu sync.Mutex
+	sent, answered := map[string]bool{}, map[string]int64{}
+	pathOf := func(u string) (string, bool) {
+		u, ok := strings.CutPrefix(u, f.api)
+		u, _, _ = strings.Cut(u, "?")
+		return u, ok
+	}
+	requests := chromedp.Events(b.ctx, network.RequestWillBeSent)
+	responses := chromedp.Events(b.ctx, network.ResponseReceived)
+	b.watchers.Go(func() {
+		for ev, err := range requests {
+			if err != nil {
+				return
+			}
+			if p, ok := pathOf(ev.Request.URL); ok {
+				mu.Lock()
+				sent[p] = true
+				mu.Unlock()
+			}
+		}
+	})
+	b.watchers.Go(func() {
+		for ev, err := range responses {
+			if err != nil {
+				return
+			}
+			if p, ok := pathOf(ev.Response.URL); ok {
+				mu.Lock()
+				answered[p] = ev.Response.Status
+				mu.Unlock()
+			}
+		}
+	})
+	b.do("visiting the other origin", chromedp.Navigate(evil.URL+"/"))
+	// The form's post navigates the tab to the daemon's answer.
+	b.waitFor("the forged form's answer", `location.href.endsWith("/v1/budget/pause")`)
+	body, err := eval[string](b, `document.body.textContent`)
+	if err != nil || !strings.Contains(body, "Origin") {
+		t.Errorf("the forged form was answered %q (%v); want the refusal of its Origin", body, err)
+	}
+
+	forged := []string{"/v1/fetch", "/v1/guard/reset-all", "/v1/budget/pause"}
+	all := waitfor.Until(browserWait, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return sent[forged[0]] && sent[forged[1]] && sent[forged[2]] && answered[forged[1]] != 0
+	})
+	mu.Lock()
+	if !all {
+		t.Errorf("the browser did not send every forged request: sent %v, answered %v", sent, answered)
+	}
+	for path, status := range answered {
+		if status != http.StatusUnauthorized && status != http.StatusForbidden {
+			t.Errorf("the daemon answered the forged %s with %d; want 401 or 403", path, status)
+		}
+	}
+	t.Logf("forged requests sent %v, answered %v", sent, answered)
+	mu.Unlock()
+
+	var rep statusReport
+	decodeInto(t, f.do("GET", "/v1/status", nil, bearer...), &rep)
+	if rep.Guard.ByState["open"] != 1 {
+		t.Errorf("the forged fetch reset the guard: %+v", rep.Guard.ByState)
+	}
+	if rep.Budget == nil || rep.Budget.Paused {
+		t.Error("the forged form paused the budget")
+	}
+	if n := upstreamHits.Load(); n != 0 {
+		t.Errorf("the forged image made the daemon fetch %d times", n)
+	}
+	// The session itself still works from the daemon's own page.
+	b.do("back to the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the dashboard again", `document.querySelector("#panels") !== null`)
 }
