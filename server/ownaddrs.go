@@ -1,29 +1,37 @@
 package server
 
 import (
+	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
 )
 
-// ownAddrRefresh is how stale the host's address list may get. Interfaces
-// change rarely (a DHCP lease, a VPN coming up); reading them is one
-// system call, so a lazy re-read on use is cheaper than watching for
-// changes and close enough to "on change".
+// ownAddrRefresh is how stale the host's address list may get where the
+// kernel does not tell the daemon about changes (not Linux, or netlink
+// refused, as in some containers): reading the interfaces is one system
+// call, so a lazy re-read on use is cheap.
 const ownAddrRefresh = 2 * time.Second
+
+// ownAddrBackstop is how stale the list may get while changes are
+// watched: a netlink socket whose buffer overflowed loses events, so the
+// list is re-read now and then even without one.
+const ownAddrBackstop = time.Minute
 
 // ownAddrs is the set of addresses of the host's own interfaces, and of
 // the daemon's own listeners. The destination policy refuses the first
 // (a service bound to 0.0.0.0 is reachable on them, loopback or not) and
 // the Host check accepts them when the API listens on every interface.
 type ownAddrs struct {
-	mu      sync.Mutex
-	read    time.Time
-	addrs   map[netip.Addr]bool
-	listens []netip.AddrPort // the daemon's own listeners, set by Serve
-	now     func() time.Time
-	list    func() ([]net.Addr, error) // net.InterfaceAddrs; a seam for tests
+	mu       sync.Mutex
+	read     time.Time
+	addrs    map[netip.Addr]bool
+	listens  []netip.AddrPort // the daemon's own listeners, set by Serve
+	watching bool             // a watcher marks changes; see watch
+	changed  bool             // the watcher saw a change since the last read
+	now      func() time.Time
+	list     func() ([]net.Addr, error) // net.InterfaceAddrs; a seam for tests
 }
 
 func newOwnAddrs(now func() time.Time) *ownAddrs {
@@ -43,6 +51,37 @@ func (o *ownAddrs) refresh() {
 	}
 	o.addrs = addrs
 	o.read = o.now()
+	o.changed = false
+}
+
+// watch subscribes to the kernel's address changes where it can (see
+// watchAddrChanges), so that the list is re-read on a change rather than
+// every ownAddrRefresh. Where it cannot, it logs why once and the timed
+// re-read stays. The returned stop ends the watcher and waits for it.
+func (o *ownAddrs) watch(log *slog.Logger) (stop func()) {
+	unsubscribe, err := watchAddrChanges(o.noteChange)
+	if err != nil {
+		log.Info("server: interface address changes are not watched; re-reading them on use every "+ownAddrRefresh.String(), "reason", err)
+		return func() {}
+	}
+	o.mu.Lock()
+	o.watching = true
+	// Whatever changed before the subscription is read on next use.
+	o.changed = true
+	o.mu.Unlock()
+	return func() {
+		unsubscribe()
+		o.mu.Lock()
+		o.watching = false
+		o.mu.Unlock()
+	}
+}
+
+// noteChange is the watcher's callback: the next use re-reads.
+func (o *ownAddrs) noteChange() {
+	o.mu.Lock()
+	o.changed = true
+	o.mu.Unlock()
 }
 
 // has reports whether ip is one of the host's interface addresses.
@@ -50,7 +89,11 @@ func (o *ownAddrs) has(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.now().Sub(o.read) >= ownAddrRefresh || o.now().Before(o.read) {
+	every := ownAddrRefresh
+	if o.watching {
+		every = ownAddrBackstop
+	}
+	if o.changed || o.now().Sub(o.read) >= every || o.now().Before(o.read) {
 		o.refresh()
 	}
 	return o.addrs[ip]

@@ -49,6 +49,9 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	} else {
 		s.own.setListens(api.Addr())
 	}
+	// The interface addresses are re-read when the kernel says they
+	// changed; the watcher stops with Serve.
+	defer s.own.watch(s.log)()
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
