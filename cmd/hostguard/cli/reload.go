@@ -102,13 +102,10 @@ func (r *reloader) reload(ctx context.Context) {
 			r.log.Error("hostguard: reload: the budget limits were not applied", "err", err)
 		}
 	}
-	sources := r.reloadSources(ctx, next)
-	applied = append(applied, sources...)
-	skip := map[string]bool{}
-	for _, n := range sources {
-		skip[strings.TrimPrefix(n, "budget.sources.")] = true
-	}
-	logOverrides(ctx, r.log, r.budget, skip)
+	applied = append(applied, r.reloadSources(next)...)
+	// A reload stores nothing, so every override named here is one an
+	// operator made and the file's new values do not reach.
+	logOverrides(ctx, r.log, r.budget, nil)
 	var fresh []string
 	for _, n := range restart {
 		if !r.warned[n] {
@@ -150,7 +147,7 @@ func (r *reloader) reloadFeeds(next *settings) []string {
 // to the base configuration, a changed one is set (as PUT
 // /v1/budget/sources does). A source gone from the file keeps running
 // until a restart: removing it would fail its admissions mid-flight.
-func (r *reloader) reloadSources(ctx context.Context, next *settings) []string {
+func (r *reloader) reloadSources(next *settings) []string {
 	var applied []string
 	old := map[string]budget.Source{}
 	for _, s := range r.cur.budget.Sources {
@@ -166,7 +163,11 @@ func (r *reloader) reloadSources(ctx context.Context, next *settings) []string {
 				continue
 			}
 		case !reflect.DeepEqual(prev, s):
-			if err := r.budget.SetSource(ctx, s); err != nil {
+			// The file's values become the configured ones, not a stored
+			// run-time override: stored, they would beat the file after the
+			// next edit and restart, and reset-source would bring back the
+			// values of the file as it was at start.
+			if _, err := r.budget.ReplaceBaseSource(s); err != nil {
 				r.log.Error("hostguard: reload: a budget source was not changed", "source", s.Name, "err", err)
 				continue
 			}
