@@ -50,13 +50,18 @@ func Unavailable(err error) bool {
 
 // unavailableState reads a PostgreSQL SQLSTATE: connection exceptions
 // (08), insufficient resources (53), operator intervention such as a
-// shutdown (57P), system errors (58), and the serialization failures and
-// deadlocks (40001, 40P01) that a retry resolves.
+// shutdown (57P), system errors (58), the serialization failures and
+// deadlocks (40001, 40P01) that a retry resolves, and a schema that is not
+// there (3F000 invalid schema, 42P01 undefined table, 42883 undefined
+// function): the daemon's queries are tested against its migrations, so
+// those mean the database is being restored or migrated under it, which
+// /readyz reports as not ready too, and a retry succeeds once it is back.
 func unavailableState(code string) bool {
 	switch {
 	case strings.HasPrefix(code, "08"), strings.HasPrefix(code, "53"),
 		strings.HasPrefix(code, "57P"), strings.HasPrefix(code, "58"),
-		code == "40001", code == "40P01":
+		code == "40001", code == "40P01",
+		code == "3F000", code == "42P01", code == "42883":
 		return true
 	}
 	return false

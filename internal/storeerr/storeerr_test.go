@@ -35,6 +35,8 @@ func TestUnavailable(t *testing.T) {
 		{"pg admin shutdown", fmt.Errorf("postgres: claim: %w", &pgconn.PgError{Code: "57P01"}), true},
 		{"pg connection failure", &pgconn.PgError{Code: "08006"}, true},
 		{"pg serialization", &pgconn.PgError{Code: "40001"}, true},
+		{"pg schema gone", fmt.Errorf("postgres: add: %w", &pgconn.PgError{Code: "42P01"}), true},
+		{"pg syntax", &pgconn.PgError{Code: "42601"}, false},
 		{"pg constraint", fmt.Errorf("postgres: add: %w", &pgconn.PgError{Code: "23505"}), false},
 		{"pg out of range", &pgconn.PgError{Code: "22003"}, false},
 		{"sqlite busy", fmt.Errorf("sqlite: add: %w", sqliteCode(5)), true},
