@@ -30,6 +30,8 @@ import (
 	validationerrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/paths"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 // The API's description lives in docs/openapi.yaml; the daemon serves it as
@@ -424,8 +426,18 @@ func TestOpenAPIValidation(t *testing.T) {
 	dead := "http://" + deadLn.Addr().String()
 	deadLn.Close()
 
-	// Probes.
+	// Probes. /readyz turns 200 once a node holds the leader lease, which
+	// on a loaded machine can come a moment after the listener is up; the
+	// validated call below must see the ready answer, so wait for it first.
 	c.do("GET", "/healthz", nil, 200, nil, reqOpt{noToken: true})
+	waitfor.True(t, 15*time.Second, "the daemon to be ready", func() bool {
+		resp, err := c.hc.Get(d.api + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	c.do("GET", "/readyz", nil, 200, nil, reqOpt{noToken: true})
 	c.do("GET", "/metrics", nil, 200, nil, none)
 	c.do("GET", "/metrics", nil, 401, nil, reqOpt{noToken: true})
