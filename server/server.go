@@ -47,6 +47,8 @@ type Server struct {
 	since    *endpointSince
 	hosts    *hostHistory
 	sessions *sessionTable
+	// due is the status report's last due histogram; see dueCache.
+	due dueCache
 
 	// feeds are the configured feeds, replaced whole by SetFeeds;
 	// leadCtx is the leadership their loops run under, nil while this

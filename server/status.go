@@ -116,7 +116,7 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 		} else {
 			rep.Items = &st
 		}
-		due, err := r.Due(ctx)
+		due, err := s.due.get(ctx, r.Due)
 		if err != nil {
 			s.log.Error("server: reading the due histogram for the status report failed", "err", err)
 			rep.Problems = append(rep.Problems, "the retry queue's due times could not be read")
