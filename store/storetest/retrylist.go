@@ -93,9 +93,7 @@ func testRetryList(t *testing.T, newHarness NewFunc) {
 		if k != 25 {
 			t.Fatalf("claimed %d items, want 25", k)
 		}
-		for _, id := range all[10:15] {
-			byState["pending"] = append(byState["pending"], id)
-		}
+		byState["pending"] = append(byState["pending"], all[10:15]...)
 		for _, v := range byState {
 			slices.Sort(v)
 		}
