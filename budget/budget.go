@@ -99,26 +99,7 @@ func build(cfg Config, srcs map[string]Source, paused bool) *snapshot {
 // daemon adds one for each configured feed). A stored override of the
 // same name still wins.
 func (b *Budget) AddBaseSource(s Source) (bool, error) {
-	if err := s.Validate(); err != nil {
-		return false, err
-	}
-	s = s.normalized()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.baseSources[s.Name]; ok {
-		return false, nil
-	}
-	srcs := make(map[string]Source, len(b.baseSources)+1)
-	for n, v := range b.baseSources {
-		srcs[n] = v
-	}
-	srcs[s.Name] = s
-	b.baseSources = srcs
-	cur := b.snap.Load()
-	next := b.effective(b.cur, cur.gen)
-	next.loaded = cur.loaded
-	b.snap.Store(next)
-	return true, nil
+	return b.putBaseSource(s, func(_, _ Source, ok bool) bool { return !ok })
 }
 
 // SetSource adds a source, or replaces the configuration of the source of
