@@ -85,12 +85,15 @@ func (s *Store) retryListen(ctx context.Context) {
 	pause := retryListenMinPause
 	for ctx.Err() == nil {
 		err := s.retryListenOnce(ctx, func() {
+			pause = retryListenMinPause
+			// Wake the waiters from before this connection, then let the
+			// first RetryWake return: a channel it takes now is one the
+			// listener serves, and the catch-up wake must not reach it.
+			w.sig.Fire()
 			if first {
 				first = false
 				close(w.ready)
 			}
-			pause = retryListenMinPause
-			w.sig.Fire()
 		})
 		if first {
 			first = false
