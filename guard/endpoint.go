@@ -47,6 +47,7 @@ type endpoint struct {
 	mu        sync.Mutex    // guards the fields below
 	open      bool          // tripped: Open until openUntil, HalfOpen from then on
 	openUntil time.Time     // end of the open period
+	openedAt  time.Time     // start of the open period
 	trial     uint64        // seq of the ticket holding the half-open slot; 0 when free
 	epoch     uint64        // how many times Reset was called
 	resetSeq  uint64        // last admission before the last Reset or ResetAll: its reports count for nothing
@@ -119,6 +120,7 @@ func (ep *endpoint) observe(now time.Time, tr *transitions) {
 func (g *Guard) trip(ep *endpoint, now time.Time) {
 	ep.openings++
 	ep.open = true
+	ep.openedAt = now
 	ep.openUntil = now.Add(g.openFor(ep.key, ep.openings))
 	ep.streak = ep.streak[:0]
 	ep.setTrial(0)
@@ -141,7 +143,7 @@ func (g *Guard) trip(ep *endpoint, now time.Time) {
 func (ep *endpoint) clear() {
 	ep.flags.And(^uint32(fOpen | fEvidence))
 	ep.open = false
-	ep.openUntil = time.Time{}
+	ep.openedAt, ep.openUntil = time.Time{}, time.Time{}
 	ep.streak = ep.streak[:0]
 	ep.fails = 0
 	ep.setTrial(0)

@@ -222,7 +222,7 @@ func TestEndpoints(t *testing.T) {
 	})
 	got := b.g.Endpoints()
 	want := []guard.EndpointStatus{
-		{Endpoint: "http://a.test", State: guard.Open, Failures: 2, OpenUntil: epoch.Add(31 * s), RetryAfter: 20 * s,
+		{Endpoint: "http://a.test", State: guard.Open, Failures: 2, OpenedAt: epoch.Add(s), OpenUntil: epoch.Add(31 * s), RetryAfter: 20 * s,
 			LastFailure: failure.DNSNotFound, LastFailureAt: epoch.Add(1 * s), Openings: 1},
 		{Endpoint: "http://b.test", State: guard.Closed, TicketsOut: 1},
 		{Endpoint: "http://c.test", State: guard.Closed, Epoch: 1},

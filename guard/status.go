@@ -14,6 +14,7 @@ type EndpointStatus struct {
 	Endpoint      string        // the key
 	State         State         // as State would report it
 	Failures      int           // counted host-level failures since the record last cleared
+	OpenedAt      time.Time     // start of the current or last open period; zero when closed
 	OpenUntil     time.Time     // end of the current or last open period; zero when closed
 	RetryAfter    time.Duration // time left in the open period; zero unless Open
 	TicketsOut    int           // tickets admitted and not yet settled
@@ -52,7 +53,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 			Openings:      ep.openings,
 		}
 		if ep.open {
-			st.OpenUntil = ep.openUntil
+			st.OpenedAt, st.OpenUntil = ep.openedAt, ep.openUntil
 			st.RetryAfter = max(ep.openUntil.Sub(now), 0)
 		}
 		ep.mu.Unlock()

@@ -164,7 +164,7 @@
       return { key: e.endpoint, cells: [
         code(e.endpoint),
         el("span", { class: "state-" + e.state, text: e.state }),
-        when(e.since, now, "before this node saw it"),
+        when(e.since, now, "unknown"),
         count(e.failures),
         e.last_failure ? code(e.last_failure) : muted("-"),
         el("span", { title: e.openings ? e.openings + " openings in a row" : null, text: trial }),

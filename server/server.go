@@ -41,10 +41,8 @@ type Server struct {
 	tunnels   tunnelSet
 	active    activity
 
-	// since and hosts feed the status page what the guard and the store
-	// do not keep: when an endpoint entered its state, and each host's
-	// recent outcomes. sessions are the dashboard's logins.
-	since    *endpointSince
+	// hosts feeds the status page what the store does not keep: each
+	// host's recent outcomes. sessions are the dashboard's logins.
 	hosts    *hostHistory
 	sessions *sessionTable
 	// due is the status report's last due histogram; see dueCache.
@@ -98,7 +96,6 @@ func New(cfg Config) (*Server, error) {
 	s.version, s.started = buildVersion(cfg.Version), cfg.Now()
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)
-	s.since = newEndpointSince(max(cfg.Guard.MaxEndpoints, guard.DefaultMaxEndpoints))
 	s.hosts = newHostHistory(outcomeHosts)
 	s.sessions = newSessionTable(maxSessions, sessionLifetime, cfg.Now)
 
@@ -106,7 +103,6 @@ func New(cfg Config) (*Server, error) {
 	userHook := gcfg.OnTransition
 	gcfg.OnTransition = func(endpoint string, from, to guard.State) {
 		s.metrics.transitions.WithLabelValues(from.String(), to.String()).Inc()
-		s.since.note(endpoint, to, s.cfg.Now())
 		s.log.Info("guard: endpoint changed state", "endpoint", endpoint, "from", from.String(), "to", to.String())
 		if userHook != nil {
 			userHook(endpoint, from, to)

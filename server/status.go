@@ -63,8 +63,7 @@ type guardSummary struct {
 type statusEndpoint struct {
 	endpointView
 	// Since is when the endpoint entered its state: for half-open, the
-	// end of its open period; for open, when this node saw it open
-	// (absent if it opened before this node started).
+	// end of its open period; for open, the start of it.
 	Since *time.Time `json:"since,omitempty"`
 	// Probing is true while the guard's own probe holds the trial.
 	Probing bool `json:"probing"`
@@ -170,25 +169,20 @@ func (s *Server) guardSummary() guardSummary {
 		RemoteTickets: s.tickets.len(),
 		NotClosed:     []statusEndpoint{},
 	}
-	live := make(map[string]bool)
 	for _, st := range all {
 		g.ByState[st.State.String()]++
 		if st.State == guard.Closed {
 			continue
 		}
-		live[st.Endpoint] = true
 		e := statusEndpoint{endpointView: newEndpointView(st), Probing: st.Probing, Openings: st.Openings}
 		switch {
 		case st.State == guard.HalfOpen && !st.OpenUntil.IsZero():
 			e.Since = timePtr(st.OpenUntil)
-		default:
-			if at, ok := s.since.get(st.Endpoint, st.State); ok {
-				e.Since = timePtr(at)
-			}
+		case st.State == guard.Open && !st.OpenedAt.IsZero():
+			e.Since = timePtr(st.OpenedAt)
 		}
 		g.NotClosed = append(g.NotClosed, e)
 	}
-	s.since.keepOnly(live)
 	// Open endpoints first, those closest to their trial first.
 	sort.SliceStable(g.NotClosed, func(i, j int) bool {
 		return g.NotClosed[i].RetryAfterSeconds > g.NotClosed[j].RetryAfterSeconds

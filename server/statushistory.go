@@ -4,8 +4,6 @@ import (
 	"container/list"
 	"sync"
 	"time"
-
-	"github.com/hostguard/hostguard/guard"
 )
 
 // The store keeps a host's latest outcome times and totals, not the order
@@ -107,65 +105,4 @@ func (h *hostHistory) recent(name string) []outcomeView {
 		out = append(out, outcomeView{At: o.at, Outcome: o.kind.String()})
 	}
 	return out
-}
-
-// endpointSince remembers when each endpoint that is not closed entered
-// its state, which the guard does not record. It learns it from the
-// guard's transitions, so an endpoint that was open before this node saw
-// it open has no time. Entries of closed endpoints are dropped; the rest
-// are bounded like the guard's own records.
-type endpointSince struct {
-	mu    sync.Mutex
-	max   int
-	since map[string]stateSince
-}
-
-type stateSince struct {
-	state guard.State
-	at    time.Time
-}
-
-func newEndpointSince(max int) *endpointSince {
-	return &endpointSince{max: max, since: make(map[string]stateSince)}
-}
-
-func (e *endpointSince) note(endpoint string, to guard.State, at time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if to == guard.Closed {
-		delete(e.since, endpoint)
-		return
-	}
-	if _, ok := e.since[endpoint]; !ok && len(e.since) >= e.max {
-		// A guard that evicted open records can leave entries behind;
-		// dropping an arbitrary one costs only its time on the page.
-		for k := range e.since {
-			delete(e.since, k)
-			break
-		}
-	}
-	e.since[endpoint] = stateSince{state: to, at: at.UTC()}
-}
-
-// get returns when endpoint entered state, if this node saw it happen.
-func (e *endpointSince) get(endpoint string, state guard.State) (time.Time, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s, ok := e.since[endpoint]
-	if !ok || s.state != state {
-		return time.Time{}, false
-	}
-	return s.at, true
-}
-
-// keepOnly drops the entries of endpoints not in live (the guard forgot
-// them).
-func (e *endpointSince) keepOnly(live map[string]bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for k := range e.since {
-		if !live[k] {
-			delete(e.since, k)
-		}
-	}
 }

@@ -305,7 +305,7 @@ export interface StatusReport {
     by_state: Record<string, number>;
     remote_tickets: number;
     not_closed: Array<Endpoint & {
-      /** When it entered its state; absent for an endpoint this node saw open from its start. */
+      /** When it entered its state; the end of the open period for a half-open endpoint, its start for an open one. */
       since?: string;
       /** The guard's own probe holds the trial. */
       probing: boolean;
