@@ -100,12 +100,16 @@ func (r *reloader) reload(ctx context.Context) {
 	if slices.ContainsFunc(applied, func(n string) bool { return strings.HasPrefix(n, "budget.") }) {
 		if err := r.budget.SetLimits(ctx, next.budget.Limits); err != nil {
 			r.log.Error("hostguard: reload: the budget limits were not applied", "err", err)
+			// The running limits stay, and the next reload compares
+			// against them, so it tries the file's values again.
+			next.budget.Limits = r.cur.budget.Limits
+			applied = slices.DeleteFunc(applied, func(n string) bool { return strings.HasPrefix(n, "budget.") })
 		}
 	}
 	applied = append(applied, r.reloadSources(next)...)
 	// A reload stores nothing, so every override named here is one an
 	// operator made and the file's new values do not reach.
-	logOverrides(ctx, r.log, r.budget, nil)
+	logOverrides(ctx, r.log, r.budget)
 	var fresh []string
 	for _, n := range restart {
 		if !r.warned[n] {
@@ -147,8 +151,11 @@ func (r *reloader) reloadFeeds(next *settings) []string {
 // to the base configuration, a changed one is set (as PUT
 // /v1/budget/sources does). A source gone from the file keeps running
 // until a restart: removing it would fail its admissions mid-flight.
+// next's sources become what runs, so a source that could not be added
+// or changed is tried again by the next reload.
 func (r *reloader) reloadSources(next *settings) []string {
 	var applied []string
+	var runs []budget.Source
 	old := map[string]budget.Source{}
 	for _, s := range r.cur.budget.Sources {
 		old[s.Name] = s
@@ -169,19 +176,26 @@ func (r *reloader) reloadSources(next *settings) []string {
 			// values of the file as it was at start.
 			if _, err := r.budget.ReplaceBaseSource(s); err != nil {
 				r.log.Error("hostguard: reload: a budget source was not changed", "source", s.Name, "err", err)
+				runs = append(runs, prev)
 				continue
 			}
 		default:
+			runs = append(runs, s)
 			continue
 		}
+		runs = append(runs, s)
 		applied = append(applied, "budget.sources."+s.Name)
 	}
-	for name := range old {
-		if !r.warned["budget.sources."+name] {
-			r.warned["budget.sources."+name] = true
-			r.log.Warn("hostguard: reload: a removed budget source keeps running until a restart", "source", name)
+	for _, s := range r.cur.budget.Sources {
+		if _, gone := old[s.Name]; !gone {
+			continue
 		}
-		next.budget.Sources = append(next.budget.Sources, r.cur.budget.Sources[slices.IndexFunc(r.cur.budget.Sources, func(s budget.Source) bool { return s.Name == name })])
+		if !r.warned["budget.sources."+s.Name] {
+			r.warned["budget.sources."+s.Name] = true
+			r.log.Warn("hostguard: reload: a removed budget source keeps running until a restart", "source", s.Name)
+		}
+		runs = append(runs, s)
 	}
+	next.budget.Sources = runs
 	return applied
 }
