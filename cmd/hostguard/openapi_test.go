@@ -580,17 +580,12 @@ func TestOpenAPIValidation(t *testing.T) {
 	// Leader and feeds: SQLite always leads, and polls the feed at once.
 	c.do("GET", "/v1/leader", nil, 200, nil, none)
 	c.do("GET", "/v1/feeds", nil, 200, nil, none)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	if !waitfor.Until(15*time.Second, func() bool {
 		var kept struct{ Items []any }
 		c.do("GET", "/v1/feeds/films/items?limit=2", nil, 200, &kept, none)
-		if len(kept.Items) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the feed kept no items:\n%s", d.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(kept.Items) > 0
+	}) {
+		t.Fatalf("the feed kept no items:\n%s", d.logs.String())
 	}
 	c.do("GET", "/v1/feeds", nil, 200, nil, none)
 	c.do("GET", "/v1/feeds/films/items?limit=0", nil, 400, nil, bad)

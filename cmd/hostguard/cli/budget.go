@@ -281,16 +281,12 @@ func budgetResetSource(args []string, stdout, stderr io.Writer) int {
 // logOverrides logs each configured budget source whose stored run-time
 // settings beat the configuration, at start and after a reload: edits to
 // the file do not show for such a source until the override is dropped.
-// Sources in skip (those a reload just set from the file) are not named.
-func logOverrides(ctx context.Context, log *slog.Logger, b *budget.Budget, skip map[string]bool) {
+func logOverrides(ctx context.Context, log *slog.Logger, b *budget.Budget) {
 	if err := b.Refresh(ctx); err != nil {
 		log.Warn("hostguard: reading the stored budget settings failed", "err", err)
 		return
 	}
 	for _, name := range b.Overridden() {
-		if skip[name] {
-			continue
-		}
 		log.Warn("hostguard: a stored run-time setting overrides the configured budget source; 'hostguard budget reset-source' drops it",
 			"source", name)
 	}

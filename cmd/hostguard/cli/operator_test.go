@@ -121,7 +121,8 @@ func TestTimesNameTheirZoneAndDistance(t *testing.T) {
 	if when(time.Time{}) != "-" {
 		t.Error("the zero time is not shown as -")
 	}
-	// --utc reaches the display setting.
+	// --utc reaches the display setting, from a local one.
+	display = newDisplay(false)
 	addr := daemon(t, "")
 	mustRun(t, "status", "--addr", addr, "--utc")
 	if display.loc != time.UTC {
@@ -144,10 +145,17 @@ func TestBudgetResetSource(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, s := range rep.Sources {
-		if s.Name == "idx" && s.DailyLimit != 20 {
-			t.Fatalf("idx after reset-source: daily limit %d, want the configured 20", s.DailyLimit)
+		if s.Name == "idx" {
+			found = true
+			if s.DailyLimit != 20 {
+				t.Fatalf("idx after reset-source: daily limit %d, want the configured 20", s.DailyLimit)
+			}
 		}
+	}
+	if !found {
+		t.Fatal("idx is missing from the budget report after reset-source")
 	}
 	if out := mustRun(t, "budget", "reset-source", "idx", "--addr", addr); !strings.Contains(out, "no run-time settings") {
 		t.Fatalf("a second reset-source: %q", out)

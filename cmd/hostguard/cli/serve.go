@@ -275,7 +275,7 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 	if cfg.Budget, err = budget.New(st, s.budget); err != nil {
 		return err
 	}
-	logOverrides(ctx, log, cfg.Budget, nil)
+	logOverrides(ctx, log, cfg.Budget)
 	lcfg := s.leader
 	lcfg.Logger = log
 	if cfg.Elector, err = leader.New(st, lcfg); err != nil {
