@@ -191,8 +191,10 @@ func (e *giveUpError) Timeout() bool   { return true }
 func (e *giveUpError) Temporary() bool { return true }
 func (e *giveUpError) Unwrap() error   { return context.DeadlineExceeded }
 
-// idleBody cuts an upstream body that stalls for idle. A body that keeps
-// arriving is never cut.
+// idleBody cuts an upstream body that stalls for idle. Its timer runs only
+// while a Read waits for the upstream: a client that reads slowly holds
+// the proxy in its write, and that time is the client's, never charged to
+// the upstream. A body that keeps arriving is never cut.
 type idleBody struct {
 	rc     io.ReadCloser
 	idle   time.Duration
@@ -212,14 +214,14 @@ func newIdleBody(rc io.ReadCloser, idle time.Duration, cancel context.CancelCaus
 		b.mu.Unlock()
 		cancel(errStalled)
 	})
+	b.timer.Stop()
 	return b
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.idle)
 	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.timer.Reset(b.idle)
-	}
+	b.timer.Stop()
 	if err != nil && err != io.EOF {
 		b.mu.Lock()
 		stalled := b.stall

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -368,5 +370,41 @@ func TestFastFailDoesNoLookupAndNoDial(t *testing.T) {
 		if n := f.s.dialer.dials.Load() - before; n != 0 {
 			t.Fatalf("%s: the fast-fails made %d dials (each with its lookup)", name, n)
 		}
+	}
+}
+
+// TestProxySlowReaderIsNotCut: the idle timeout is the upstream's to
+// keep. A client that stops reading for longer than it holds the proxy in
+// its write, and the upstream, which sent everything at once, must not be
+// cut for that.
+func TestProxySlowReaderIsNotCut(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	const size = 32 << 20 // well past the loopback socket buffers
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		for range size / len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(up.Close)
+	resp, err := f.proxyClient(t, nil, nil).Get(up.URL + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	// The pause is what the test is about: three idle timeouts without a
+	// read by the client, while the proxy's write to it is blocked.
+	time.Sleep(3 * 300 * time.Millisecond)
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n+1 != size {
+		t.Fatalf("after a slow reader's pause: read %d of %d bytes, err %v", n+1, size, err)
 	}
 }
