@@ -28,23 +28,6 @@ func (s *Store) RetryClaimPlan(ctx context.Context, n int) (string, error) {
 		return "", fmt.Errorf("postgres: retry claim plan: retry_claim has no RETURN QUERY statement")
 	}
 	now := time.Now().UTC()
-	rows, err := s.pool.Query(ctx, "EXPLAIN "+body[:end], now, int64(n), int64(n/3), now.Add(time.Minute), nil,
-		int64(512), int64(3), make([]string, n))
-	if err != nil {
-		return "", fmt.Errorf("postgres: retry claim plan: %w", err)
-	}
-	defer rows.Close()
-	var b strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return "", fmt.Errorf("postgres: retry claim plan: %w", err)
-		}
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("postgres: retry claim plan: %w", err)
-	}
-	return b.String(), nil
+	return s.plan(ctx, body[:end], []any{now, int64(n), int64(n / 3), now.Add(time.Minute), nil,
+		int64(512), int64(3), make([]string, n)})
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -25,23 +24,11 @@ func (s *Store) RetryClaimPlan(ctx context.Context, n int) (string, error) {
 		{retryCandidatesSQL, []any{0, now, n}},
 		{retryCandidatesSQL, []any{1, now, n}},
 	} {
-		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.sql, q.args...)
+		p, err := s.plan(ctx, q.sql, q.args)
 		if err != nil {
-			return "", fmt.Errorf("sqlite: retry claim plan: %w", err)
+			return "", err
 		}
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				rows.Close()
-				return "", fmt.Errorf("sqlite: retry claim plan: %w", err)
-			}
-			b.WriteString(detail)
-			b.WriteByte('\n')
-		}
-		if err := rows.Close(); err != nil {
-			return "", fmt.Errorf("sqlite: retry claim plan: %w", err)
-		}
+		b.WriteString(p)
 	}
 	return b.String(), nil
 }
