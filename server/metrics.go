@@ -264,6 +264,24 @@ func (r *statusRecorder) Write(p []byte) (int, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// noteStatus tells the statusRecorder around w, if there is one, the
+// status of an answer written past it, on a hijacked connection.
+func noteStatus(w http.ResponseWriter, code int) {
+	for {
+		if r, ok := w.(*statusRecorder); ok {
+			if r.code == 0 {
+				r.code = code
+			}
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
 // stateCollector reads the guard, the host tracker and the retry queue at
 // scrape time, so the figures are never stale and nothing is counted twice.
 type stateCollector struct{ s *Server }

@@ -112,6 +112,7 @@ func (s *Server) refuseConnect(w http.ResponseWriter, r *http.Request, err error
 		return
 	}
 	defer conn.Close()
+	noteStatus(w, e.Status)
 	fmt.Fprintf(brw, "HTTP/1.1 %d %s\r\n", e.Status, reasonPhrase(e.Message))
 	rec.h.Set("Content-Length", fmt.Sprint(rec.body.Len()))
 	rec.h.Set("Connection", "close")
