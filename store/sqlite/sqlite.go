@@ -4,7 +4,9 @@
 // The file runs in WAL mode with a busy timeout. All writes go through one
 // connection (SQLite allows one writer at a time, and queuing in Go is
 // cheaper and fairer than spinning on SQLITE_BUSY); reads use a small pool of
-// their own so that they never wait behind a write.
+// their own so that they never wait behind a write. The WAL is copied back
+// into the database file by a connection of its own, beside the writer,
+// never inside a write's commit (see checkpoint.go).
 //
 // Every capability's store methods live in a file named for the capability
 // (health.go, retry.go, ...). Times are stored as INTEGER unix microseconds
@@ -36,6 +38,7 @@ type Store struct {
 	path string
 	w    *sql.DB // exactly one connection: the single writer
 	r    *sql.DB // readers
+	ckpt *checkpointer
 
 	stmtMu    sync.Mutex
 	prepStmts map[stmtKey]*sql.Stmt // see prepared
@@ -57,7 +60,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
 	u := (&url.URL{Scheme: "file", Opaque: path}).String()
-	w, err := sql.Open("sqlite", u+"?"+pragmas+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", u+"?"+pragmas+"&_txlock=immediate"+
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", writerAutoCkptPages))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -80,6 +84,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
+	if s.ckpt, err = startCheckpointer(path, pragmas); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -96,6 +105,9 @@ func (s *Store) Close() error {
 		delete(s.prepStmts, k)
 	}
 	s.stmtMu.Unlock()
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
+	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
