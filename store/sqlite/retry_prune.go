@@ -39,13 +39,20 @@ func (s *Store) RetryPrune(ctx context.Context, q retry.StorePruneParams) (retry
 	if err != nil {
 		return res, fmt.Errorf("sqlite: retry prune: %w", err)
 	}
-	chunk := 32
+	// The size the last call ended with: the file has not changed much
+	// since, and starting small again would spend the first turns of
+	// every call finding it anew.
+	chunk := int(s.pruneChunk.Load())
+	if chunk == 0 {
+		chunk = 32
+	}
+	defer func() { s.pruneChunk.Store(int64(chunk)) }()
 	for res.Deleted < q.Limit {
-		chunk = min(chunk, q.Limit-res.Deleted)
+		size := min(chunk, q.Limit-res.Deleted)
 		var n int64
 		start := time.Now()
 		err := s.tx(ctx, func(tx *sql.Tx) error {
-			r, err := tx.StmtContext(ctx, st[0]).ExecContext(ctx, micros(q.Before), chunk)
+			r, err := tx.StmtContext(ctx, st[0]).ExecContext(ctx, micros(q.Before), size)
 			if err != nil {
 				return err
 			}
@@ -59,7 +66,7 @@ func (s *Store) RetryPrune(ctx context.Context, q retry.StorePruneParams) (retry
 			return res, fmt.Errorf("sqlite: retry prune: %w", err)
 		}
 		res.Deleted += int(n)
-		if int(n) < chunk {
+		if int(n) < size || size < chunk {
 			break
 		}
 		switch took := time.Since(start); {

@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostguard/hostguard/store/internal/migration"
@@ -39,6 +40,8 @@ type Store struct {
 	w    *sql.DB // exactly one connection: the single writer
 	r    *sql.DB // readers
 	ckpt *checkpointer
+
+	pruneChunk atomic.Int64 // see RetryPrune
 
 	stmtMu    sync.Mutex
 	prepStmts map[stmtKey]*sql.Stmt // see prepared
