@@ -203,12 +203,20 @@ func itemsGet(args []string, stdout, stderr io.Writer) int {
 }
 
 func printItem(w io.Writer, it itemJSON) {
+	// One row: the empty-table text is never shown.
+	table(w, "", itemColumns, [][]string{itemRow(it)})
+}
+
+var itemColumns = []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"}
+
+// itemRow is an item as the item tables show it: a leased item's next
+// moment is its lease's end.
+func itemRow(it itemJSON) []string {
 	next := when(it.NextAt)
 	if it.State == "leased" {
 		next = "lease until " + when(it.LeaseUntil)
 	}
-	table(w, "no items", []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"},
-		[][]string{{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), next}})
+	return []string{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), next}
 }
 
 func itemsOp(op string, args []string, stdout, stderr io.Writer) int {

@@ -58,18 +58,13 @@ func itemsList(args []string, stdout, stderr io.Writer) int {
 	}
 	rows := make([][]string, 0, len(page.Items))
 	for _, it := range page.Items {
-		next := when(it.NextAt)
-		if it.State == "leased" {
-			next = "lease until " + when(it.LeaseUntil)
-		}
-		rows = append(rows, []string{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts),
-			strconv.Itoa(it.Failures), dash(it.LastClass), next})
+		rows = append(rows, itemRow(it))
 	}
 	empty := "no items match"
 	if page.Next != "" {
 		empty = "no matching items on this page (the daemon looks at a bounded number of items per page)"
 	}
-	table(stdout, empty, []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"}, rows)
+	table(stdout, empty, itemColumns, rows)
 	if page.Next != "" {
 		io.WriteString(stdout, "more: hostguard items list"+listFlagsText(*state, *class, q.Get("due_before"), *limit)+" --after "+page.Next+"\n")
 	}

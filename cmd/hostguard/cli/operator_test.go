@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +81,7 @@ func TestJSONErrors(t *testing.T) {
 func TestEmptyStates(t *testing.T) {
 	addr := daemon(t, "")
 	out := mustRun(t, "status", "--addr", addr)
-	for _, want := range []string{"no endpoint is open", "no host is in backoff", "retry queue is empty"} {
+	for _, want := range []string{"no endpoint is open", "every host is healthy", "retry queue is empty"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status of an empty daemon lacks %q:\n%s", want, out)
 		}
@@ -92,6 +94,32 @@ func TestEmptyStates(t *testing.T) {
 	}
 	if out := mustRun(t, "items", "claim", "--addr", addr); !strings.HasPrefix(out, "no item is due") {
 		t.Errorf("items claim on an empty queue: %q", out)
+	}
+}
+
+// TestStatusListsUnhealthyHosts: a host with a failure is in the status
+// table, whether or not its backoff has run out.
+func TestStatusListsUnhealthyHosts(t *testing.T) {
+	addr := daemon(t, "")
+	// A success first: without a recent one, outage protection would
+	// not count the failure.
+	touch(t, addr, "ok.example.net", true)
+	touch(t, addr, "files.example.net", false)
+	out := mustRun(t, "status", "--addr", addr)
+	if !strings.Contains(out, "1 unhealthy") || !strings.Contains(out, "files.example.net") || strings.Contains(out, "every host is healthy") {
+		t.Fatalf("status after a failed touch:\n%s", out)
+	}
+}
+
+func touch(t *testing.T, addr, host string, ok bool) {
+	t.Helper()
+	resp, err := http.Post(addr+"/v1/hosts/"+host+"/touch", "application/json", strings.NewReader(fmt.Sprintf(`{"ok":%t}`, ok)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("touch %s: %s", host, resp.Status)
 	}
 }
 

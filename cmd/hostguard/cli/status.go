@@ -22,10 +22,11 @@ type statusJSON struct {
 		} `json:"not_closed"`
 	} `json:"guard"`
 	Hosts *struct {
-		Known     int        `json:"known"`
-		Unhealthy int        `json:"unhealthy"`
-		Backoff   int        `json:"backoff"`
-		InBackoff []hostJSON `json:"in_backoff"`
+		Known     int `json:"known"`
+		Unhealthy int `json:"unhealthy"`
+		Backoff   int `json:"backoff"`
+		// Unhealthy holds the hosts in backoff too, longest wait first.
+		UnhealthyHosts []hostJSON `json:"unhealthy_hosts"`
 	} `json:"hosts"`
 	Items  *statsJSON `json:"items"`
 	Leader struct {
@@ -52,7 +53,7 @@ type statsJSON struct {
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	cmd := newDaemonCommand("status", "", "Shows what a running daemon holds: endpoints that are not closed, hosts in backoff, and retry queue counts.", stdout, stderr)
+	cmd := newDaemonCommand("status", "", "Shows what a running daemon holds: endpoints that are not closed, unhealthy hosts, and retry queue counts.", stdout, stderr)
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
@@ -78,7 +79,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	if h := st.Hosts; h != nil {
 		fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
-		printHosts(stdout, "no host is in backoff", h.InBackoff)
+		printHosts(stdout, "every host is healthy: no host is in backoff", h.UnhealthyHosts)
 	}
 	if it := st.Items; it != nil && it.Total == 0 {
 		fmt.Fprintln(stdout, "\nitems: the retry queue is empty")
