@@ -334,8 +334,12 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		}
 		return r, err
 	}
-	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET `+retryObserveSet+`
-		FROM unnest($5::text[]) AS u(id) WHERE t.id = u.id AND t.id = ANY ($5)
+	// The rows are locked in id order first: the update alone locks them
+	// in whatever order its plan reads them, and two nodes' overlapping
+	// batches then deadlock.
+	rows, err := s.pool.Query(ctx, `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
+		UPDATE retry_items t SET `+retryObserveSet+`
+		FROM l WHERE t.id = l.id
 		RETURNING t.id, false, t.state, t.priority, t.next_at`,
 		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
 	if err != nil {

@@ -556,6 +556,58 @@ func testRetry(t *testing.T, newHarness NewFunc) {
 		}
 	})
 
+	t.Run("concurrent overlapping sightings from two nodes", func(t *testing.T) {
+		t.Parallel()
+		// Shared writes of one scheduler run side by side, and so do the
+		// other node's; rows they share are locked in one order, so no
+		// write deadlocks, and every sighting is counted once.
+		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
+		ids := make([]string, 12)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("o%02d", i)
+			mustAdd(t, e.s, retry.NewItem{ID: ids[i], NotBefore: e.clock.Now().Add(time.Hour)})
+		}
+		nodes := []*retry.Scheduler{e.s, e.open(t)}
+		var mu sync.Mutex
+		want := map[string]int{}
+		var wg sync.WaitGroup
+		for g := range 8 {
+			s := nodes[g%2]
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(g), 1))
+				for i := range 30 {
+					var seen []string
+					if i%5 == 4 {
+						seen = slices.Clone(ids)
+						r.Shuffle(len(seen), func(a, b int) { seen[a], seen[b] = seen[b], seen[a] })
+						seen = seen[:6]
+						if _, err := s.ObserveMany(ctx(t), seen, retry.ObserveParams{}); err != nil {
+							t.Errorf("ObserveMany: %v", err)
+							return
+						}
+					} else {
+						seen = []string{ids[r.IntN(len(ids))]}
+						if _, err := s.Observe(ctx(t), seen[0], retry.ObserveParams{}); err != nil {
+							t.Errorf("Observe: %v", err)
+							return
+						}
+					}
+					mu.Lock()
+					for _, id := range seen {
+						want[id]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if it := mustGet(t, e.s, id); it.Observations != want[id] {
+				t.Errorf("%s: %d observations, want %d", id, it.Observations, want[id])
+			}
+		}
+	})
+
 	t.Run("get, forget, stats", func(t *testing.T) {
 		t.Parallel()
 		e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1})
