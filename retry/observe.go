@@ -40,11 +40,16 @@ type ObserveParams struct {
 // An unknown id is ErrNotFound unless p.AddIfMissing.
 //
 // Concurrent Observe calls share transactions: a call that arrives while
-// another is being written waits for the next write, which carries every
-// call that came meanwhile (with the same parameters, one ObserveMany each).
-// Each call still returns only once its own sighting is committed, so a
-// crawler reporting sightings one by one from many goroutines gets
-// ObserveMany's throughput without batching them itself.
+// others are being written waits for the next write, which carries every
+// call that came meanwhile (with the same parameters, one ObserveMany each);
+// on a store that runs writes side by side (StoreWriters) up to four such
+// writes are in flight at once. Two calls for one id are written one after
+// the other, as two sightings. Each call still returns only once its own
+// sighting is committed, so a crawler reporting sightings one by one from
+// many goroutines gets ObserveMany's throughput without batching them
+// itself. A call whose context ends before its sighting is taken into a
+// write returns the context's error and writes nothing; once taken, it
+// returns the write's outcome.
 func (s *Scheduler) Observe(ctx context.Context, id string, p ObserveParams) (ObserveResult, error) {
 	if err := checkID(id); err != nil {
 		return ObserveResult{}, err

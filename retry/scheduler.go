@@ -43,7 +43,12 @@ func New(store Store, cfg Config) (*Scheduler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{store: store, cfg: cfg}, nil
+	s := &Scheduler{store: store, cfg: cfg}
+	s.observes.leadersMax = 1
+	if w, ok := store.(StoreWriters); ok {
+		s.observes.leadersMax = min(max(w.RetryWriters(), 1), maxObserveLeaders)
+	}
+	return s, nil
 }
 
 // now is the configured clock at the stores' precision, in UTC.

@@ -65,6 +65,15 @@ type Store interface {
 	RetryDue(ctx context.Context, p StoreDueParams) (StoreDueResult, error)
 }
 
+// StoreWriters is a Store that says how many write transactions it runs
+// at once. Concurrent Observe calls keep up to that many shared writes in
+// flight (at most four); a Store without the method gets one at a time,
+// which suits an engine with a single writer: writes that queue for it
+// would only split the batches that share it.
+type StoreWriters interface {
+	RetryWriters() int
+}
+
 // StorePruneParams is the input of Store.RetryPrune.
 type StorePruneParams struct {
 	Now    time.Time

@@ -13,7 +13,10 @@ import (
 )
 
 // Compile-time proof that the store serves the retry scheduler.
-var _ retry.Store = (*Store)(nil)
+var (
+	_ retry.Store        = (*Store)(nil)
+	_ retry.StoreWriters = (*Store)(nil)
+)
 
 // RetryAdd implements retry.Store in one statement.
 func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
@@ -318,6 +321,10 @@ func retryTime(t time.Time) *time.Time {
 const retryObserveSet = `observations = t.observations + 1, last_seen = $1, updated_at = $1,
 	priority = CASE WHEN t.state IN (0, 1) THEN GREATEST(t.priority, LEAST(t.priority + $2, $3)) ELSE t.priority END,
 	next_at = CASE WHEN t.state IN (0, 1) THEN LEAST(t.next_at, $4) ELSE t.next_at END`
+
+// RetryWriters implements retry.StoreWriters: writes run side by side, one
+// per pooled connection, and PostgreSQL flushes concurrent commits together.
+func (s *Store) RetryWriters() int { return int(s.pool.Config().MaxConns) }
 
 // RetryObserve implements retry.Store: one statement for the known ids;
 // for unknown ones with AddIfMissing, an upsert, so that two nodes adding
