@@ -51,6 +51,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host, err)
 	}
 	s := &Store{pool: pool}
+	s.wake.id = newWakeID()
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

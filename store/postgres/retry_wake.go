@@ -32,11 +32,40 @@ type retryWaker struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 
-	id          string        // this handle's payload
-	notifying   bool          // the notifier runs
-	notify      chan struct{} // a pending request, buffer 1
-	notifyDone  chan struct{}
-	channelName string
+	id         string        // this handle's payload, drawn by Open and never changed
+	notifying  bool          // the notifier runs
+	notify     chan struct{} // a pending request, buffer 1
+	notifyDone chan struct{}
+	channel    string // the channel's name once known, under mu
+}
+
+// newWakeID draws a handle's NOTIFY payload.
+func newWakeID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// retryChannel is the channel's name, read from the database once: the
+// schema comes from the connection settings, the same for the pool and
+// the listener's connection.
+func (s *Store) retryChannel(ctx context.Context, db interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	w := &s.wake
+	w.mu.Lock()
+	name := w.channel
+	w.mu.Unlock()
+	if name != "" {
+		return name, nil
+	}
+	if err := db.QueryRow(ctx, `SELECT 'hostguard_retry.' || current_schema()`).Scan(&name); err != nil {
+		return "", err
+	}
+	w.mu.Lock()
+	w.channel = name
+	w.mu.Unlock()
+	return name, nil
 }
 
 // Reconnection pauses after the listening connection fails: a store
@@ -124,8 +153,8 @@ func (s *Store) retryListenOnce(ctx context.Context, listening func()) error {
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	var channel string
-	if err := conn.QueryRow(ctx, `SELECT 'hostguard_retry.' || current_schema()`).Scan(&channel); err != nil {
+	channel, err := s.retryChannel(ctx, conn)
+	if err != nil {
 		return err
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
@@ -138,22 +167,10 @@ func (s *Store) retryListenOnce(ctx context.Context, listening func()) error {
 		if err != nil {
 			return err
 		}
-		if n.Payload != w.selfID() {
+		if n.Payload != w.id {
 			w.sig.Fire()
 		}
 	}
-}
-
-// selfID is this handle's NOTIFY payload, drawn once.
-func (w *retryWaker) selfID() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.id == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		w.id = hex.EncodeToString(b[:])
-	}
-	return w.id
 }
 
 // retryChanged is called after a committed write that may make work
@@ -162,7 +179,6 @@ func (w *retryWaker) selfID() string {
 func (s *Store) retryChanged() {
 	w := &s.wake
 	w.sig.Fire()
-	id := w.selfID()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -172,7 +188,7 @@ func (s *Store) retryChanged() {
 		w.notifying = true
 		w.notify = make(chan struct{}, 1)
 		w.notifyDone = make(chan struct{})
-		go s.retryNotifier(id, w.notify, w.notifyDone)
+		go s.retryNotifier(w.id, w.notify, w.notifyDone)
 	}
 	select {
 	case w.notify <- struct{}{}:
@@ -185,17 +201,10 @@ func (s *Store) retryChanged() {
 // fall back to their poll.
 func (s *Store) retryNotifier(id string, requests <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	w := &s.wake
 	for range requests {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if w.channelName == "" {
-			var name string
-			if err := s.pool.QueryRow(ctx, `SELECT 'hostguard_retry.' || current_schema()`).Scan(&name); err == nil {
-				w.channelName = name
-			}
-		}
-		if w.channelName != "" {
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, w.channelName, id)
+		if channel, err := s.retryChannel(ctx, s.pool); err == nil {
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, id)
 		}
 		cancel()
 	}
