@@ -53,7 +53,7 @@ func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
 	hw := newHeaderWait(timeout, cancel)
 	trace := &httptrace.ClientTrace{GotConn: hw.gotConn, WroteRequest: hw.wroteRequest}
 	ureq := req.WithContext(httptrace.WithClientTrace(uctx, trace))
-	resp, err := s.base.RoundTrip(ureq)
+	resp, err := s.upstream.RoundTrip(ureq)
 	fired, waited := hw.stop()
 	if err != nil {
 		cancel(nil)

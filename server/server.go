@@ -29,6 +29,9 @@ type Server struct {
 	guard   *guard.Guard
 	base    *http.Transport
 	dialer  *dialer
+	// upstream is what fetch and the proxy send through: plain HTTP on
+	// the caller's goroutine, base for the rest; see plainTransport.
+	upstream *plainTransport
 	// probeFunc sends the guard's recovery probes through base; see probe.
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
@@ -134,6 +137,7 @@ func New(cfg Config) (*Server, error) {
 		// behind its back.
 		DisableCompression: true,
 	}
+	s.upstream = newPlainTransport(s.base, s.dialer.DialContext, s.base.IdleConnTimeout, s.base.MaxIdleConnsPerHost)
 	s.probeFunc = transport.ProbeFunc(s.base, cfg.HeaderTimeout)
 	if err := s.setupFeeds(); err != nil {
 		s.cancelBase()
@@ -166,7 +170,7 @@ func (s *Server) Close() error {
 		s.tickets.releaseAll()
 		s.guard.Close()
 		s.cancelBase()
-		s.base.CloseIdleConnections()
+		s.upstream.closeIdle(true)
 		if b := s.feedBase.Load(); b != nil {
 			b.CloseIdleConnections()
 		}
@@ -174,7 +178,8 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// sweep releases remote tickets whose lease ended.
+// sweep releases remote tickets whose lease ended, and closes upstream
+// connections idle too long.
 func (s *Server) sweep() {
 	defer close(s.sweepDone)
 	t := time.NewTicker(s.cfg.SweepEvery)
@@ -185,6 +190,7 @@ func (s *Server) sweep() {
 			return
 		case <-t.C:
 			s.expireTickets()
+			s.upstream.expire()
 		}
 	}
 }

@@ -1,0 +1,383 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/faulthost"
+)
+
+// scripted is an upstream whose every connection runs a script: the
+// connection's number (from 0), and the requests read on it so far.
+type scripted struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	reqs  []string // "conn:method path" in arrival order
+	wg    sync.WaitGroup
+}
+
+func newScripted(t *testing.T, script func(s *scripted, n int, c net.Conn, br *bufio.Reader)) *scripted {
+	t.Helper()
+	s := &scripted{ln: listen(t)}
+	s.wg.Go(func() {
+		for n := 0; ; n++ {
+			c, err := s.ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Go(func() {
+				defer c.Close()
+				script(s, n, c, bufio.NewReader(c))
+			})
+		}
+	})
+	t.Cleanup(func() {
+		s.ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *scripted) url() string { return "http://" + s.ln.Addr().String() }
+
+// read reads one request on connection n and notes it; false at the end
+// of the connection.
+func (s *scripted) read(n int, br *bufio.Reader) (*http.Request, bool) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil, false
+	}
+	_, _ = io.Copy(io.Discard, req.Body)
+	s.mu.Lock()
+	s.reqs = append(s.reqs, fmt.Sprintf("%d:%s %s", n, req.Method, req.URL.Path))
+	s.mu.Unlock()
+	return req, true
+}
+
+func (s *scripted) seen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.reqs, " ")
+}
+
+func answerOK(c net.Conn, body string) {
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// proxyDo sends one request through the proxy on a connection of its own
+// and returns the status and body.
+func (f *fixture) proxyDo(t *testing.T, method, rawURL string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, rawURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.proxyClient(t, nil, nil).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, rawURL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, rawURL, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func TestPlainUpstreamConnectionIsReused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
+		for {
+			req, ok := s.read(n, br)
+			if !ok {
+				return
+			}
+			if req.Method == http.MethodHead {
+				// A length that HEAD's answer never carries.
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+				continue
+			}
+			answerOK(c, "hello")
+		}
+	})
+	for _, m := range []string{"GET", "HEAD", "GET", "DELETE"} {
+		code, body := f.proxyDo(t, m, up.url()+"/"+strings.ToLower(m))
+		if want := map[bool]string{true: "", false: "hello"}[m == "HEAD"]; code != 200 || body != want {
+			t.Fatalf("%s: %d %q", m, code, body)
+		}
+	}
+	if got, want := up.seen(), "0:GET /get 0:HEAD /head 0:GET /get 0:DELETE /delete"; got != want {
+		t.Fatalf("upstream saw %q, want %q (one connection for all)", got, want)
+	}
+}
+
+func TestPlainUpstreamReadToCloseIsNotReused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
+		if _, ok := s.read(n, br); ok {
+			// No length: the body ends with the connection.
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nuntil close")
+		}
+	})
+	for range 2 {
+		if code, body := f.proxyDo(t, "GET", up.url()+"/x"); code != 200 || body != "until close" {
+			t.Fatalf("answer %d %q", code, body)
+		}
+	}
+	if got, want := up.seen(), "0:GET /x 1:GET /x"; got != want {
+		t.Fatalf("upstream saw %q, want %q", got, want)
+	}
+}
+
+// TestPlainUpstreamStaleConnectionIsRetriedOnce: an upstream that closes a
+// kept-alive connection, before or just after the next request arrives,
+// is asked again on a fresh connection, and the client sees its answer;
+// the guard counts nothing against it.
+func TestPlainUpstreamStaleConnectionIsRetriedOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		hears bool // the stale connection reads the second request before closing
+		want  string
+	}{
+		{name: "closed while idle", want: "0:GET /1 1:GET /2"},
+		{name: "closed on hearing the request", hears: true, want: "0:GET /1 0:GET /2 1:GET /2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t)
+			closed := make(chan struct{})
+			up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
+				if _, ok := s.read(n, br); !ok {
+					return
+				}
+				answerOK(c, fmt.Sprint("answer ", n))
+				if n == 0 {
+					if tc.hears {
+						s.read(n, br)
+					}
+					c.Close()
+					close(closed)
+					return
+				}
+				for {
+					if _, ok := s.read(n, br); !ok {
+						return
+					}
+					answerOK(c, fmt.Sprint("answer ", n))
+				}
+			})
+			if code, body := f.proxyDo(t, "GET", up.url()+"/1"); code != 200 || body != "answer 0" {
+				t.Fatalf("first: %d %q", code, body)
+			}
+			if !tc.hears {
+				<-closed
+			}
+			if code, body := f.proxyDo(t, "GET", up.url()+"/2"); code != 200 || body != "answer 1" {
+				t.Fatalf("second: %d %q", code, body)
+			}
+			if got := up.seen(); got != tc.want {
+				t.Fatalf("upstream saw %q, want %q", got, tc.want)
+			}
+			if ep := f.endpoint(t, up.url()); ep.Failures != 0 || ep.State != guard.Closed {
+				t.Fatalf("a stale connection counted: %+v", ep)
+			}
+		})
+	}
+}
+
+// TestPlainUpstreamNonReplayableIsNotRetried: a bodyless POST is never
+// sent twice. A pooled connection that the upstream closed while idle is
+// not used for it; one that breaks after the upstream heard it is the
+// client's 502.
+func TestPlainUpstreamNonReplayableIsNotRetried(t *testing.T) {
+	t.Parallel()
+	t.Run("closed while idle", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		closed := make(chan struct{})
+		up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
+			if _, ok := s.read(n, br); ok {
+				answerOK(c, fmt.Sprint("answer ", n))
+			}
+			if n == 0 {
+				c.Close()
+				close(closed)
+			}
+		})
+		if code, _ := f.proxyDo(t, "GET", up.url()+"/1"); code != 200 {
+			t.Fatalf("first: %d", code)
+		}
+		<-closed
+		if code, body := f.proxyDo(t, "POST", up.url()+"/2"); code != 200 || body != "answer 1" {
+			t.Fatalf("POST: %d %q", code, body)
+		}
+		if got, want := up.seen(), "0:GET /1 1:POST /2"; got != want {
+			t.Fatalf("upstream saw %q, want %q", got, want)
+		}
+	})
+	t.Run("closed on hearing it", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
+			if _, ok := s.read(n, br); ok {
+				answerOK(c, "first")
+			}
+			s.read(n, br)
+		})
+		if code, _ := f.proxyDo(t, "GET", up.url()+"/1"); code != 200 {
+			t.Fatalf("first: %d", code)
+		}
+		if code, _ := f.proxyDo(t, "POST", up.url()+"/2"); code != http.StatusBadGateway {
+			t.Fatalf("POST on a connection that broke: %d, want 502", code)
+		}
+		if got, want := up.seen(), "0:GET /1 0:POST /2"; got != want {
+			t.Fatalf("upstream saw %q, want %q (sent once)", got, want)
+		}
+	})
+}
+
+// rawProxyConn is a client connection to the proxy for writing requests
+// by hand.
+func (f *fixture) rawProxyConn(t *testing.T) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", f.proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c, bufio.NewReader(c)
+}
+
+func readAnswer(t *testing.T, br *bufio.Reader, method string) (int, string) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("reading the answer to %s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the body of the answer to %s: %v", method, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func TestProxyPipelinedRequests(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) })
+	c, br := f.rawProxyConn(t)
+	host := strings.TrimPrefix(up.URL, "http://")
+	var reqs strings.Builder
+	for _, p := range []string{"/a", "/b", "/c"} {
+		fmt.Fprintf(&reqs, "GET %s%s HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, p, host)
+	}
+	// All three in one write: the proxy must answer them in order.
+	if _, err := io.WriteString(c, reqs.String()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a", "/b", "/c"} {
+		if code, body := readAnswer(t, br, "GET"); code != 200 || body != p {
+			t.Fatalf("answer for %s: %d %q", p, code, body)
+		}
+	}
+}
+
+// TestProxyKeepAliveMixesPlainConnectAndUpload: one client connection
+// carries a plain GET, a chunked upload and then a CONNECT tunnel.
+func TestProxyKeepAliveMixesPlainConnectAndUpload(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.Method+" "+r.URL.Path) })
+	c, br := f.rawProxyConn(t)
+	host := strings.TrimPrefix(up.URL, "http://")
+	fmt.Fprintf(c, "GET %s/plain HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
+	if code, body := readAnswer(t, br, "GET"); code != 200 || body != "GET /plain" {
+		t.Fatalf("plain GET: %d %q", code, body)
+	}
+	fmt.Fprintf(c, "POST %s/upload HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", up.URL, host)
+	if code, body := readAnswer(t, br, "POST"); code != 200 || body != "POST /upload" {
+		t.Fatalf("chunked upload: %d %q", code, body)
+	}
+	if _, got := rec.last(t); got != "hello" {
+		t.Fatalf("upstream got the upload %q", got)
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	resp, err := http.ReadResponse(br, &http.Request{Method: "CONNECT"})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT after plain requests: %v %v", resp, err)
+	}
+	// Through the tunnel, the upstream is spoken to directly.
+	fmt.Fprintf(c, "GET /tunnelled HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host)
+	if code, body := readAnswer(t, br, "GET"); code != 200 || body != "GET /tunnelled" {
+		t.Fatalf("through the tunnel: %d %q", code, body)
+	}
+}
+
+// TestShutdownFinishesInFlightProxyRequest: the drain waits for a proxied
+// plain request whose upstream is still thinking, and its client gets the
+// answer.
+func TestShutdownFinishesInFlightProxyRequest(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.HeaderTimeout = 10 * time.Second })
+	gate := faulthost.Gated(200)
+	t.Cleanup(gate.Close)
+	got := make(chan int, 1)
+	go func() {
+		resp, err := f.proxyClient(t, nil, nil).Get(gate.URL() + "/")
+		if err != nil {
+			got <- -1
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := gate.Await(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- f.stop() }()
+	waitRefused(t, f.proxy)
+	select {
+	case <-stopped:
+		t.Fatal("Serve returned while a proxied request was in flight")
+	default:
+	}
+	gate.Release()
+	if code := <-got; code != 200 {
+		t.Fatalf("in-flight proxied request during shutdown: %d", code)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if ep := f.endpoint(t, gate.URL()); ep.TicketsOut != 0 {
+		t.Fatalf("tickets out after shutdown: %+v", ep)
+	}
+}
