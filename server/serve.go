@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,17 +21,7 @@ import (
 // Retry.
 func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	errorLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	mk := func(h http.Handler) *http.Server {
-		return &http.Server{
-			Handler:           refuseSmuggling(s.active.track(h)),
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			ErrorLog:          errorLog,
-			BaseContext:       func(net.Listener) context.Context { return s.baseCtx },
-			ConnContext:       withConn,
-		}
-	}
-	apiSrv := mk(s.api)
+	apiSrv := s.httpServer(s.api, errorLog)
 	if s.cfg.BodyTimeout > 0 {
 		// The API's bodies are small JSON: a client that takes longer than
 		// this to send one, or to read a short answer, is holding the
@@ -42,9 +33,14 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	}
 	servers := []*http.Server{apiSrv}
 	listeners := []net.Listener{newLimitListener(api, s.cfg.MaxConns, nil)}
+	// The proxy's connections are served by proxyServer, which hands
+	// what it does not serve itself to an http.Server.
+	var fast *proxyServer
 	if proxy != nil {
-		servers = append(servers, mk(s.proxy))
-		listeners = append(listeners, newLimitListener(proxy, s.cfg.MaxConns, nil))
+		fallback := s.httpServer(s.proxy, errorLog)
+		fast = newProxyServer(s, newLimitListener(proxy, s.cfg.MaxConns, nil), fallback.Handler, errorLog)
+		servers = append(servers, fallback)
+		listeners = append(listeners, fast.handoff)
 		s.own.setListens(api.Addr(), proxy.Addr())
 	} else {
 		s.own.setListens(api.Addr())
@@ -52,9 +48,14 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	// The interface addresses are re-read when the kernel says they
 	// changed; the watcher stops with Serve.
 	defer s.own.watch(s.log)()
-	errc := make(chan error, len(servers))
+	errc := make(chan error, len(servers)+1)
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	running := len(servers)
+	if fast != nil {
+		go func() { errc <- fast.serve() }()
+		running++
 	}
 	// The periodic work stops first on the way out: it must not outlive
 	// the stores the caller closes after Serve.
@@ -66,7 +67,6 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 		s.runLeader(leadCtx)
 	}()
 	var serveErr error
-	running := len(servers)
 	select {
 	case <-ctx.Done():
 	case serveErr = <-errc:
@@ -78,7 +78,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	s.log.Info("server: shutting down", "drain", s.cfg.ShutdownTimeout)
 	s.stopDraining()
 	stopLead()
-	s.drain(servers)
+	s.drain(servers, fast)
 	for ; running > 0; running-- {
 		<-errc
 	}
@@ -95,16 +95,31 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	return serveErr
 }
 
+// httpServer serves h with the daemon's connection limits and context.
+func (s *Server) httpServer(h http.Handler, errorLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           refuseSmuggling(s.active.track(h)),
+		ReadHeaderTimeout: connReadHeaderTimeout,
+		IdleTimeout:       connIdleTimeout,
+		ErrorLog:          errorLog,
+		BaseContext:       func(net.Listener) context.Context { return s.baseCtx },
+		ConnContext:       withConn,
+	}
+}
+
 // drain lets in-flight requests and tunnels finish for at most
 // Config.ShutdownTimeout, then cuts what remains: cancelling the base
 // context stops the upstream requests (the transport then releases their
 // tickets), and closing the servers and tunnels drops their connections.
-func (s *Server) drain(servers []*http.Server) {
+func (s *Server) drain(servers []*http.Server, fast *proxyServer) {
 	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, srv := range servers {
 		wg.Go(func() { _ = srv.Shutdown(drainCtx) })
+	}
+	if fast != nil {
+		wg.Go(func() { fast.shutdown(drainCtx) })
 	}
 	wg.Go(func() { s.tunnels.wait(drainCtx) })
 	wg.Wait()
@@ -114,6 +129,9 @@ func (s *Server) drain(servers []*http.Server) {
 	s.cancelBase()
 	for _, srv := range servers {
 		_ = srv.Close()
+	}
+	if fast != nil {
+		fast.closeAll()
 	}
 	s.tunnels.closeAll()
 	s.tunnels.waitAll()

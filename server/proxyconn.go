@@ -1,0 +1,463 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"log"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proxyServer runs the proxy listener's HTTP/1.1 connections itself, for
+// the requests that are most of a forward proxy's traffic: plain
+// absolute-URI http:// requests without a body. Each connection's
+// request heads are peeked, not consumed; at the first request that is
+// anything else (CONNECT, an upload, HTTP/1.0, a head too big for the
+// buffer) the connection, its buffered bytes first, is handed to an
+// http.Server through a listener of its own, where it stays for its life.
+//
+// What this saves per request over http.Server is its shape: a goroutine
+// and a read that would block, to notice a client that leaves while its
+// request runs, and two layers of response buffering. Here a client is
+// watched only once its request has run for watchAfter (an upstream that
+// answers in time never pays for it), and an answer is one buffered write.
+type proxyServer struct {
+	s       *Server
+	ln      net.Listener
+	handler http.Handler
+	handoff *handoffListener
+	errLog  *log.Logger
+
+	mu       sync.Mutex
+	conns    map[*proxyConn]bool // true while the connection handles a request
+	shutting bool
+	empty    chan struct{} // closed when shutting and no connection is left
+	wg       sync.WaitGroup
+}
+
+// The limits of every client connection, the API's and the proxy's, on
+// either path.
+const (
+	connReadHeaderTimeout = 10 * time.Second
+	connIdleTimeout       = 2 * time.Minute
+	// watchAfter is how long a request runs before its client is watched
+	// for leaving.
+	watchAfter = 50 * time.Millisecond
+	// proxyHeadBuffer is the most of a request head the fast path reads;
+	// a larger head goes to http.Server, whose limit is higher.
+	proxyHeadBuffer = 8 << 10
+)
+
+func newProxyServer(s *Server, ln net.Listener, handler http.Handler, errLog *log.Logger) *proxyServer {
+	return &proxyServer{s: s, ln: ln, handler: handler, errLog: errLog,
+		handoff: newHandoffListener(ln.Addr()), conns: make(map[*proxyConn]bool)}
+}
+
+// serve accepts connections until the listener is closed.
+func (ps *proxyServer) serve() error {
+	var backoff time.Duration
+	for {
+		c, err := ps.ln.Accept()
+		if err != nil {
+			ps.mu.Lock()
+			shutting := ps.shutting
+			ps.mu.Unlock()
+			if shutting || errors.Is(err, net.ErrClosed) {
+				return http.ErrServerClosed
+			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// As http.Server does: out of descriptors is
+				// temporary; wait for some to close.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		pc := newProxyConn(ps, c)
+		if !ps.track(pc) {
+			c.Close()
+			continue
+		}
+		go func() {
+			defer ps.wg.Done()
+			pc.serve()
+		}()
+	}
+}
+
+func (ps *proxyServer) track(pc *proxyConn) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.shutting {
+		return false
+	}
+	// Under the lock, so that closeAll's Wait never races an Add.
+	ps.wg.Add(1)
+	ps.conns[pc] = false
+	return true
+}
+
+// setState records whether pc is handling a request. It returns false
+// once a shutdown has begun and pc is idle: the connection must close.
+func (ps *proxyServer) setState(pc *proxyConn, active bool) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.shutting && !active {
+		return false
+	}
+	ps.conns[pc] = active
+	return true
+}
+
+func (ps *proxyServer) untrack(pc *proxyConn) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.conns, pc)
+	if ps.shutting && len(ps.conns) == 0 && ps.empty != nil {
+		close(ps.empty)
+		ps.empty = nil
+	}
+}
+
+func (ps *proxyServer) isShutting() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.shutting
+}
+
+// shutdown stops accepting, closes idle connections and waits, at most
+// until ctx ends, for those handling a request to finish it.
+func (ps *proxyServer) shutdown(ctx context.Context) {
+	ps.mu.Lock()
+	ps.shutting = true
+	for pc, active := range ps.conns {
+		if !active {
+			pc.c.Close()
+		}
+	}
+	var empty chan struct{}
+	if len(ps.conns) > 0 {
+		ps.empty = make(chan struct{})
+		empty = ps.empty
+	}
+	ps.mu.Unlock()
+	ps.ln.Close()
+	if empty != nil {
+		select {
+		case <-empty:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// closeAll cuts every connection and waits for their goroutines.
+func (ps *proxyServer) closeAll() {
+	ps.mu.Lock()
+	ps.shutting = true
+	for pc := range ps.conns {
+		pc.c.Close()
+	}
+	ps.mu.Unlock()
+	ps.ln.Close()
+	ps.wg.Wait()
+}
+
+// proxyConn is one client connection on the fast path.
+type proxyConn struct {
+	ps  *proxyServer
+	c   net.Conn
+	rd  pendingReader
+	br  *bufio.Reader
+	bw  *bufio.Writer
+	ctx context.Context
+	// remote is the client's address, as http.Request.RemoteAddr.
+	remote string
+}
+
+func newProxyConn(ps *proxyServer, c net.Conn) *proxyConn {
+	pc := &proxyConn{ps: ps, c: c, remote: c.RemoteAddr().String()}
+	pc.rd.c = c
+	pc.br = bufio.NewReaderSize(&pc.rd, proxyHeadBuffer)
+	pc.bw = bufio.NewWriterSize(c, 4<<10)
+	pc.ctx = withConn(ps.s.baseCtx, c)
+	return pc
+}
+
+// pendingReader reads the byte a client watcher took, then the
+// connection.
+type pendingReader struct {
+	c       net.Conn
+	pending [1]byte
+	has     bool
+}
+
+func (r *pendingReader) Read(p []byte) (int, error) {
+	if r.has && len(p) > 0 {
+		r.has = false
+		p[0] = r.pending[0]
+		return 1, nil
+	}
+	return r.c.Read(p)
+}
+
+func (pc *proxyConn) serve() {
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			pc.c.Close()
+		}
+		pc.ps.untrack(pc)
+	}()
+	for {
+		if !pc.ps.setState(pc, false) {
+			return
+		}
+		_ = pc.c.SetReadDeadline(time.Now().Add(connIdleTimeout))
+		if _, err := pc.br.Peek(1); err != nil {
+			return
+		}
+		if !pc.ps.setState(pc, true) {
+			return
+		}
+		_ = pc.c.SetReadDeadline(time.Now().Add(connReadHeaderTimeout))
+		if !fastRequestHead(pc.br) {
+			handedOff = pc.handOff()
+			return
+		}
+		_ = pc.c.SetReadDeadline(time.Time{})
+		if !pc.serveOne() {
+			return
+		}
+	}
+}
+
+// handOff gives the connection, with what is buffered of it, to the
+// http.Server; false if that server is closed.
+func (pc *proxyConn) handOff() bool {
+	buffered, _ := pc.br.Peek(pc.br.Buffered())
+	rc := &replayConn{Conn: pc.c, early: bytes.Clone(buffered)}
+	if sc, ok := pc.c.(*sniffConn); ok {
+		rc.sc = sc
+	}
+	return pc.ps.handoff.give(rc)
+}
+
+// serveOne answers the request whose head is buffered. It reports
+// whether the connection may carry another.
+func (pc *proxyConn) serveOne() (keep bool) {
+	req, err := http.ReadRequest(pc.br)
+	if err != nil {
+		// fastRequestHead found a whole head; only its content can be
+		// wrong here.
+		_, _ = pc.c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"))
+		return false
+	}
+	ctx, cancel := context.WithCancel(pc.ctx)
+	defer cancel()
+	req = req.WithContext(ctx)
+	req.RemoteAddr = pc.remote
+	w := &proxyWriter{pc: pc, req: req, header: make(http.Header, 8)}
+	w.watch = newClientWatch(pc, cancel)
+	if !pc.run(w, req) {
+		w.watch.stop()
+		return false
+	}
+	w.watch.stop()
+	if err := w.finish(); err != nil {
+		return false
+	}
+	return !w.closeAfter && !w.watch.gone && !pc.ps.isShutting()
+}
+
+// run calls the handler; false if it panicked (with http.ErrAbortHandler
+// to cut the connection on purpose, or a bug, logged as http.Server
+// does).
+func (pc *proxyConn) run(w *proxyWriter, req *http.Request) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok = false
+			if v != http.ErrAbortHandler {
+				buf := make([]byte, 64<<10)
+				buf = buf[:runtime.Stack(buf, false)]
+				pc.ps.errLog.Printf("http: panic serving %v: %v\n%s", pc.remote, v, buf)
+			}
+		}
+	}()
+	pc.ps.handler.ServeHTTP(w, req)
+	return true
+}
+
+// fastRequestHead reports whether the buffered request head, read whole
+// into the buffer, is one the fast path serves: an absolute http:// URL,
+// HTTP/1.1, one Host header, no body framing (Content-Length,
+// Transfer-Encoding), no Expect and no folded lines. Anything else is
+// http.Server's, which knows every rule of the protocol.
+func fastRequestHead(br *bufio.Reader) bool {
+	var head []byte
+	for {
+		b, _ := br.Peek(br.Buffered())
+		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+			head = b[:i+2]
+			break
+		}
+		if len(b) >= br.Size() {
+			return false
+		}
+		// Wait for more of the head.
+		if _, err := br.Peek(len(b) + 1); err != nil {
+			return false
+		}
+	}
+	line, rest, _ := bytes.Cut(head, []byte("\r\n"))
+	method, line, ok1 := bytes.Cut(line, []byte(" "))
+	target, proto, ok2 := bytes.Cut(line, []byte(" "))
+	if !ok1 || !ok2 || string(proto) != "HTTP/1.1" || string(method) == http.MethodConnect ||
+		!hasPrefixFold(target, "http://") {
+		return false
+	}
+	hosts := 0
+	for len(rest) > 0 {
+		var h []byte
+		h, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		if len(h) == 0 || h[0] == ' ' || h[0] == '\t' || bytes.IndexByte(h, '\n') >= 0 {
+			return false
+		}
+		switch {
+		case hasPrefixFold(h, "host:"):
+			hosts++
+		case hasPrefixFold(h, "content-length:"), hasPrefixFold(h, "transfer-encoding:"), hasPrefixFold(h, "expect:"):
+			return false
+		}
+	}
+	return hosts == 1
+}
+
+// clientWatch notices a client that leaves while its request runs: a
+// read of the connection, started only once the request has run for
+// watchAfter, that ends in EOF or an error. A byte it reads instead is
+// the client's next request, kept for it.
+type clientWatch struct {
+	pc     *proxyConn
+	cancel context.CancelFunc
+	timer  *time.Timer
+	mu     sync.Mutex
+	state  int // 0 waiting, 1 reading, 2 stopped
+	done   chan struct{}
+	gone   bool // read only after stop
+}
+
+func newClientWatch(pc *proxyConn, cancel context.CancelFunc) *clientWatch {
+	cw := &clientWatch{pc: pc, cancel: cancel}
+	if pc.br.Buffered() > 0 {
+		// The client has sent more already (pipelining): it is there.
+		cw.state = 2
+		return cw
+	}
+	cw.timer = time.AfterFunc(watchAfter, cw.read)
+	return cw
+}
+
+func (cw *clientWatch) read() {
+	cw.mu.Lock()
+	if cw.state != 0 {
+		cw.mu.Unlock()
+		return
+	}
+	cw.state = 1
+	cw.done = make(chan struct{})
+	cw.mu.Unlock()
+	defer close(cw.done)
+	rd := &cw.pc.rd
+	n, err := rd.c.Read(rd.pending[:])
+	if n > 0 {
+		rd.has = true
+		return
+	}
+	if !isDeadline(err) {
+		cw.gone = true
+		cw.cancel()
+	}
+}
+
+func isDeadline(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// stop ends the watch before the answer is written; it is idempotent.
+func (cw *clientWatch) stop() {
+	cw.mu.Lock()
+	state := cw.state
+	cw.state = 2
+	cw.mu.Unlock()
+	switch state {
+	case 0:
+		cw.timer.Stop()
+	case 1:
+		_ = cw.pc.c.SetReadDeadline(time.Unix(1, 0))
+		<-cw.done
+		_ = cw.pc.c.SetReadDeadline(time.Time{})
+	}
+}
+
+// handoffListener is the http.Server's side of a hand-off.
+type handoffListener struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newHandoffListener(addr net.Addr) *handoffListener {
+	return &handoffListener{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) give(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }
+
+// replayConn is a handed-off connection: what the fast path had buffered
+// is read first.
+type replayConn struct {
+	net.Conn
+	early []byte
+	sc    *sniffConn
+}
+
+func (c *replayConn) Read(p []byte) (int, error) {
+	if len(c.early) > 0 {
+		n := copy(p, c.early)
+		c.early = c.early[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/internal/waitfor"
+)
+
+// TestProxyClientLeavingIsAGiveUp: a client that closes its connection
+// while a plain request's upstream is silent has given up; after
+// GiveUpAfter that is a host-level timeout, sooner it is inconclusive.
+func TestProxyClientLeavingIsAGiveUp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		wait     time.Duration
+		failures int
+	}{
+		{name: "after give-up-after", wait: 300 * time.Millisecond, failures: 1},
+		{name: "sooner", wait: 0, failures: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, func(c *Config) {
+				c.HeaderTimeout = 30 * time.Second
+				c.GiveUpAfter = 200 * time.Millisecond
+			})
+			silent := faulthost.NeverAnswers()
+			t.Cleanup(silent.Close)
+			c, _ := f.rawProxyConn(t)
+			host := strings.TrimPrefix(silent.URL(), "http://")
+			fmt.Fprintf(c, "GET %s/x HTTP/1.1\r\nHost: %s\r\n\r\n", silent.URL(), host)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := silent.Await(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			// The give-up rule is about how long the upstream owed the
+			// answer, so time has to pass here.
+			time.Sleep(tc.wait)
+			c.Close()
+			key, _ := guard.Key(silent.URL())
+			var ep guard.EndpointStatus
+			waitfor.True(t, 5*time.Second, "the give-up to settle its ticket", func() bool {
+				for _, e := range f.s.guard.Endpoints() {
+					if e.Endpoint == key {
+						ep = e
+						return e.TicketsOut == 0
+					}
+				}
+				return false
+			})
+			if ep.Failures != tc.failures || (tc.failures > 0 && ep.LastFailure != failure.Timeout) {
+				t.Fatalf("after the client left: %+v, want %d failures", ep, tc.failures)
+			}
+		})
+	}
+}
+
+// TestProxyWatchKeepsAPipelinedByte: the byte a client watcher reads while
+// a slow upstream thinks is the start of the next request, and is served.
+func TestProxyWatchKeepsAPipelinedByte(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.HeaderTimeout = 10 * time.Second })
+	heard := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			heard <- struct{}{}
+			<-release
+		}
+		fmt.Fprint(w, r.Method+" "+r.URL.Path)
+	})
+	c, br := f.rawProxyConn(t)
+	host := strings.TrimPrefix(up.URL, "http://")
+	fmt.Fprintf(c, "GET %s/slow HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
+	<-heard
+	// Past watchAfter, the watcher is reading the connection when the
+	// next request comes.
+	time.Sleep(3 * watchAfter)
+	fmt.Fprintf(c, "GET %s/next HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
+	time.Sleep(watchAfter)
+	close(release)
+	for _, want := range []string{"GET /slow", "GET /next"} {
+		if code, body := readAnswer(t, br, "GET"); code != 200 || body != want {
+			t.Fatalf("answer %d %q, want %q", code, body, want)
+		}
+	}
+}
+
+// TestProxyHandsOffWhatItDoesNotServe: HTTP/1.0, a head larger than the
+// fast path's buffer and a Content-Length upload are served by
+// http.Server, on a connection that first carried a fast-path request.
+func TestProxyHandsOffWhatItDoesNotServe(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.Method+" "+r.URL.Path+" "+r.Proto)
+	})
+	host := strings.TrimPrefix(up.URL, "http://")
+	big := strings.Repeat("x", 2*proxyHeadBuffer)
+	for _, tc := range []struct{ name, req, method, want string }{
+		{"HTTP/1.0", "GET %s/old HTTP/1.0\r\nHost: %s\r\n\r\n", "GET", "GET /old HTTP/1.1"},
+		{"big head", "GET %s/big HTTP/1.1\r\nHost: %s\r\nX-Big: " + big + "\r\n\r\n", "GET", "GET /big HTTP/1.1"},
+		{"upload", "POST %s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: 2\r\n\r\nhi", "POST", "POST /up HTTP/1.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, br := f.rawProxyConn(t)
+			fmt.Fprintf(c, "GET %s/first HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
+			if code, body := readAnswer(t, br, "GET"); code != 200 || body != "GET /first HTTP/1.1" {
+				t.Fatalf("first: %d %q", code, body)
+			}
+			fmt.Fprintf(c, tc.req, up.URL, host)
+			if code, body := readAnswer(t, br, tc.method); code != 200 || body != tc.want {
+				t.Fatalf("%s: %d %q", tc.name, code, body)
+			}
+		})
+	}
+}
+
+// TestProxyFastPathAnswersAsHTTPServerDid: the daemon's own answers on
+// the fast path keep their framing and headers, and Connection: close is
+// honoured.
+func TestProxyFastPathAnswersAsHTTPServerDid(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.Token = "s3cret" })
+	c, br := f.rawProxyConn(t)
+	fmt.Fprintf(c, "GET http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n")
+	resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusProxyAuthRequired || resp.ContentLength != int64(len(b)) ||
+		resp.Header.Get("Proxy-Authenticate") == "" || resp.Header.Get("Content-Type") != "application/json" ||
+		resp.Header.Get("Date") == "" || !strings.Contains(string(b), "token") {
+		t.Fatalf("answer %d %v %q", resp.StatusCode, resp.Header, b)
+	}
+	fmt.Fprintf(c, "GET http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\nConnection: close\r\n\r\n")
+	resp, err = http.ReadResponse(br, &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if !resp.Close {
+		t.Fatalf("asked to close, the answer says %v", resp.Header)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("after Connection: close the connection stayed open: %v", err)
+	}
+}
