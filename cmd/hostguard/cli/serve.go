@@ -190,6 +190,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		serveFlags(newSettings(), stdout).Usage()
 		return ExitOK
 	}
+	tuneGC()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
