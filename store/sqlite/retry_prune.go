@@ -16,9 +16,13 @@ import (
 // at ten million items with random ids (each delete touches pages of the
 // id index all over the file), six times as many at two hundred thousand.
 // So a turn's size follows how long the last one took, between
-// pruneChunkMin and pruneChunkMax, aiming at pruneTurn.
+// pruneChunkMin and pruneChunkMax, aiming at pruneTurn. At ten million
+// items a claim of 100 takes about 1.5 ms itself; with turns of 2 ms its
+// p99 during retention was 4.3–6.2 ms, with turns of 1 ms 3.7–4.8 ms,
+// for retention at 4 000–5 000 deletes a second instead of 5 000–8 000
+// (docs/benchmarks.md): plenty for a day's done items.
 const (
-	pruneTurn     = 2 * time.Millisecond
+	pruneTurn     = time.Millisecond
 	pruneChunkMin = 4
 	pruneChunkMax = 256
 )
