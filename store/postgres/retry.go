@@ -343,10 +343,12 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 	}
 	// The rows are locked in id order first: the update alone locks them
 	// in whatever order its plan reads them, and two nodes' overlapping
-	// batches then deadlock.
+	// batches then deadlock. The update repeats the ids as an index
+	// condition: joined only to the locked rows, the planner of a table
+	// without statistics read all of it for a batch of 1 000.
 	rows, err := s.pool.Query(ctx, `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
 		UPDATE retry_items t SET `+retryObserveSet+`
-		FROM l WHERE t.id = l.id
+		FROM l WHERE t.id = l.id AND t.id = ANY ($5)
 		RETURNING t.id, false, t.state, t.priority, t.next_at`,
 		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
 	if err != nil {
