@@ -204,7 +204,13 @@ func (s *Store) retryNotifier(id string, requests <-chan struct{}, done chan<- s
 	for range requests {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if channel, err := s.retryChannel(ctx, s.pool); err == nil {
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, id)
+			// The NOTIFY's transaction does not wait for its commit to
+			// reach the disk: it carries no data, a crash loses the
+			// listeners' connections with it, and a flush per wake-up
+			// took a turn of the WAL's flushes from the writes that
+			// carry data (the write itself was flushed before
+			// retryChanged was called).
+			_, _ = s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, channel, id)
 		}
 		cancel()
 	}
