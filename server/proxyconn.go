@@ -375,8 +375,15 @@ func (cw *clientWatch) read() {
 	cw.done = make(chan struct{})
 	cw.mu.Unlock()
 	defer close(cw.done)
+	hook := cw.pc.ps.s.watchHook.Load()
+	if hook != nil {
+		(*hook)(true)
+	}
 	rd := &cw.pc.rd
 	n, err := rd.c.Read(rd.pending[:])
+	if hook != nil {
+		(*hook)(false)
+	}
 	if n > 0 {
 		rd.has = true
 		return

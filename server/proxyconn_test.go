@@ -81,15 +81,18 @@ func TestProxyWatchKeepsAPipelinedByte(t *testing.T) {
 		}
 		fmt.Fprint(w, r.Method+" "+r.URL.Path)
 	})
+	events := make(chan bool, 4)
+	hook := func(reading bool) { events <- reading }
+	f.s.watchHook.Store(&hook)
 	c, br := f.rawProxyConn(t)
 	host := strings.TrimPrefix(up.URL, "http://")
 	fmt.Fprintf(c, "GET %s/slow HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
 	<-heard
-	// Past watchAfter, the watcher is reading the connection when the
-	// next request comes.
-	time.Sleep(3 * watchAfter)
+	// The watcher is reading the connection when the next request comes,
+	// and its read returns with the request's first byte.
+	waitWatch(t, events, true)
 	fmt.Fprintf(c, "GET %s/next HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
-	time.Sleep(watchAfter)
+	waitWatch(t, events, false)
 	close(release)
 	for _, want := range []string{"GET /slow", "GET /next"} {
 		if code, body := readAnswer(t, br, "GET"); code != 200 || body != want {
@@ -160,5 +163,17 @@ func TestProxyFastPathAnswersAsHTTPServerDid(t *testing.T) {
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("after Connection: close the connection stayed open: %v", err)
+	}
+}
+
+func waitWatch(t *testing.T, events <-chan bool, want bool) {
+	t.Helper()
+	select {
+	case got := <-events:
+		if got != want {
+			t.Fatalf("client watch event %v, want %v", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no client watch event %v within 10 s", want)
 	}
 }

@@ -32,6 +32,9 @@ type Server struct {
 	// upstream is what fetch and the proxy send through: plain HTTP on
 	// the caller's goroutine, base for the rest; see plainTransport.
 	upstream *plainTransport
+	// watchHook, when set (by tests), hears a client watch start its read
+	// (true) and the read return (false).
+	watchHook atomic.Pointer[func(reading bool)]
 	// probeFunc sends the guard's recovery probes through base; see probe.
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
