@@ -20,8 +20,12 @@ import (
 // The writer keeps an automatic checkpoint at a much larger threshold as
 // a backstop, so that the WAL stays bounded even if the background
 // checkpoints fall behind (a reader holding an old snapshot for long).
+//
+// While nothing is written the turns space out, up to checkpointIdle, so
+// that an idle daemon is not woken ten times a second for nothing.
 const (
 	checkpointEvery     = 100 * time.Millisecond
+	checkpointIdle      = 2 * time.Second
 	writerAutoCkptPages = 20000 // about 80 MB of WAL at 4 KiB pages
 )
 
@@ -50,8 +54,10 @@ func startCheckpointer(path, pragmas string) (*checkpointer, error) {
 
 func (c *checkpointer) run(ctx context.Context) {
 	defer close(c.done)
-	t := time.NewTicker(checkpointEvery)
+	t := time.NewTimer(checkpointEvery)
 	defer t.Stop()
+	every := checkpointEvery
+	last := int64(-1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -62,8 +68,22 @@ func (c *checkpointer) run(ctx context.Context) {
 		// error) leaves the frames in the WAL, where they are as
 		// durable as in the database file; the next turn, or the
 		// writer's backstop, copies them.
-		_, _ = c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		var busy, frames, copied int64
+		err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+		every = nextCheckpointWait(every, err == nil && frames == last)
+		last = frames
+		t.Reset(every)
 	}
+}
+
+// nextCheckpointWait is the wait before the next turn: twice the last
+// one, up to checkpointIdle, after a turn that found the WAL as the one
+// before had left it; checkpointEvery after any other.
+func nextCheckpointWait(last time.Duration, unchanged bool) time.Duration {
+	if unchanged {
+		return min(2*last, checkpointIdle)
+	}
+	return checkpointEvery
 }
 
 // close stops the checkpoints and waits for the one running.
