@@ -42,7 +42,8 @@ func TestCheckpointsRunBesideTheWriter(t *testing.T) {
 	if written < 4<<20 {
 		t.Fatalf("the WAL holds %d bytes after the writes; want at least 4 MiB for the test to mean anything", written)
 	}
-	// The checkpoints run every 100 ms; allow a loaded machine far more.
+	// The checkpoints run every 100 ms while writes come; allow a loaded
+	// machine far more.
 	deadline := time.Now().Add(20 * time.Second)
 	for fileSize(t, path) < before+4<<20 {
 		if time.Now().After(deadline) {
