@@ -164,8 +164,9 @@ type connKey struct{}
 
 // withConn makes the accepted connection reachable from its requests.
 func withConn(ctx context.Context, c net.Conn) context.Context {
-	if rc, ok := c.(*replayConn); ok && rc.sc != nil {
-		return context.WithValue(ctx, connKey{}, rc.sc)
+	if rc, ok := c.(*replayConn); ok {
+		// A connection the proxy's own loop handed on.
+		c = rc.Conn
 	}
 	if sc, ok := c.(*sniffConn); ok {
 		return context.WithValue(ctx, connKey{}, sc)

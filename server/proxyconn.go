@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -34,9 +35,11 @@ type proxyServer struct {
 	handoff *handoffListener
 	errLog  *log.Logger
 
-	mu       sync.Mutex
-	conns    map[*proxyConn]bool // true while the connection handles a request
-	shutting bool
+	mu    sync.Mutex
+	conns map[*proxyConn]bool // true while the connection handles a request
+	// shutting is written under mu, so that the connection states agree
+	// with it, and read without it on every request.
+	shutting atomic.Bool
 	empty    chan struct{} // closed when shutting and no connection is left
 	wg       sync.WaitGroup
 }
@@ -65,10 +68,7 @@ func (ps *proxyServer) serve() error {
 	for {
 		c, err := ps.ln.Accept()
 		if err != nil {
-			ps.mu.Lock()
-			shutting := ps.shutting
-			ps.mu.Unlock()
-			if shutting || errors.Is(err, net.ErrClosed) {
+			if ps.shutting.Load() || errors.Is(err, net.ErrClosed) {
 				return http.ErrServerClosed
 			}
 			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
@@ -96,7 +96,7 @@ func (ps *proxyServer) serve() error {
 func (ps *proxyServer) track(pc *proxyConn) bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if ps.shutting {
+	if ps.shutting.Load() {
 		return false
 	}
 	// Under the lock, so that closeAll's Wait never races an Add.
@@ -110,7 +110,7 @@ func (ps *proxyServer) track(pc *proxyConn) bool {
 func (ps *proxyServer) setState(pc *proxyConn, active bool) bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if ps.shutting && !active {
+	if ps.shutting.Load() && !active {
 		return false
 	}
 	ps.conns[pc] = active
@@ -121,23 +121,19 @@ func (ps *proxyServer) untrack(pc *proxyConn) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	delete(ps.conns, pc)
-	if ps.shutting && len(ps.conns) == 0 && ps.empty != nil {
+	if ps.shutting.Load() && len(ps.conns) == 0 && ps.empty != nil {
 		close(ps.empty)
 		ps.empty = nil
 	}
 }
 
-func (ps *proxyServer) isShutting() bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.shutting
-}
+func (ps *proxyServer) isShutting() bool { return ps.shutting.Load() }
 
 // shutdown stops accepting, closes idle connections and waits, at most
 // until ctx ends, for those handling a request to finish it.
 func (ps *proxyServer) shutdown(ctx context.Context) {
 	ps.mu.Lock()
-	ps.shutting = true
+	ps.shutting.Store(true)
 	for pc, active := range ps.conns {
 		if !active {
 			pc.c.Close()
@@ -161,7 +157,7 @@ func (ps *proxyServer) shutdown(ctx context.Context) {
 // closeAll cuts every connection and waits for their goroutines.
 func (ps *proxyServer) closeAll() {
 	ps.mu.Lock()
-	ps.shutting = true
+	ps.shutting.Store(true)
 	for pc := range ps.conns {
 		pc.c.Close()
 	}
@@ -244,9 +240,6 @@ func (pc *proxyConn) serve() {
 func (pc *proxyConn) handOff() bool {
 	buffered, _ := pc.br.Peek(pc.br.Buffered())
 	rc := &replayConn{Conn: pc.c, early: bytes.Clone(buffered)}
-	if sc, ok := pc.c.(*sniffConn); ok {
-		rc.sc = sc
-	}
 	return pc.ps.handoff.give(rc)
 }
 
@@ -457,7 +450,6 @@ func (l *handoffListener) Addr() net.Addr { return l.addr }
 type replayConn struct {
 	net.Conn
 	early []byte
-	sc    *sniffConn
 }
 
 func (c *replayConn) Read(p []byte) (int, error) {

@@ -261,13 +261,7 @@ func (b *plainBody) Close() error {
 // those that waited too long.
 func (t *plainTransport) get(addr string) *plainConn {
 	t.mu.Lock()
-	conns := t.pool[addr]
-	var stale []*plainConn
-	cut := t.now().Add(-t.idle)
-	for len(conns) > 0 && conns[0].idleAt.Before(cut) {
-		stale = append(stale, conns[0])
-		conns = conns[1:]
-	}
+	stale, conns := splitStale(t.pool[addr], t.now().Add(-t.idle))
 	var pc *plainConn
 	if n := len(conns); n > 0 {
 		pc = conns[n-1]
@@ -284,6 +278,16 @@ func (t *plainTransport) get(addr string) *plainConn {
 		c.c.Close()
 	}
 	return pc
+}
+
+// splitStale splits a host's idle connections, oldest first, into those
+// idle since before cut and the rest.
+func splitStale(conns []*plainConn, cut time.Time) (stale, rest []*plainConn) {
+	i := 0
+	for i < len(conns) && conns[i].idleAt.Before(cut) {
+		i++
+	}
+	return conns[:i:i], conns[i:]
 }
 
 func (t *plainTransport) put(pc *plainConn) {
@@ -326,15 +330,12 @@ func (t *plainTransport) expire() {
 	var stale []*plainConn
 	t.mu.Lock()
 	for addr, conns := range t.pool {
-		i := 0
-		for i < len(conns) && conns[i].idleAt.Before(cut) {
-			stale = append(stale, conns[i])
-			i++
-		}
-		if i == len(conns) {
+		old, rest := splitStale(conns, cut)
+		stale = append(stale, old...)
+		if len(rest) == 0 {
 			delete(t.pool, addr)
-		} else if i > 0 {
-			t.pool[addr] = append(conns[:0:0], conns[i:]...)
+		} else if len(old) > 0 {
+			t.pool[addr] = append(conns[:0:0], rest...)
 		}
 	}
 	t.mu.Unlock()
