@@ -52,6 +52,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s := &Store{pool: pool}
 	s.wake.id = newWakeID()
+	s.wake.gap = notifyGap
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -341,16 +341,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		}
 		return r, err
 	}
-	// The rows are locked in id order first: the update alone locks them
-	// in whatever order its plan reads them, and two nodes' overlapping
-	// batches then deadlock. The update repeats the ids as an index
-	// condition: joined only to the locked rows, the planner of a table
-	// without statistics read all of it for a batch of 1 000.
-	rows, err := s.pool.Query(ctx, `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
-		UPDATE retry_items t SET `+retryObserveSet+`
-		FROM l WHERE t.id = l.id AND t.id = ANY ($5)
-		RETURNING t.id, false, t.state, t.priority, t.next_at`,
-		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
+	rows, err := s.observeKnown(ctx, q)
 	if err != nil {
 		return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 	}
@@ -405,6 +396,29 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		}
 	}
 	return retry.StoreObserveResult{Results: out}, nil
+}
+
+// observeKnown updates the rows of the ids that exist. A batch locks its
+// rows in id order first: the update alone locks them in whatever order
+// its plan reads them, and two nodes' overlapping batches then deadlock.
+// The update repeats the ids as an index condition: joined only to the
+// locked rows, the planner of a table without statistics read all of it
+// for a batch of 1 000. One id needs neither: a statement that locks a
+// single row holds nothing while it waits for it, so it cannot be part of
+// a deadlock, and the plain update by key cost PostgreSQL 40 % less CPU
+// than the locking one (docs/benchmarks.md, "One sighting, one row").
+func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams) (pgx.Rows, error) {
+	if len(q.IDs) == 1 {
+		return s.pool.Query(ctx, `UPDATE retry_items t SET `+retryObserveSet+`
+			WHERE t.id = $5
+			RETURNING t.id, false, t.state, t.priority, t.next_at`,
+			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs[0])
+	}
+	return s.pool.Query(ctx, `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
+		UPDATE retry_items t SET `+retryObserveSet+`
+		FROM l WHERE t.id = l.id AND t.id = ANY ($5)
+		RETURNING t.id, false, t.state, t.priority, t.next_at`,
+		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
 }
 
 // RetryGet implements retry.Store.
