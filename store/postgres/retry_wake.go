@@ -17,12 +17,12 @@ import (
 // retryWaker wakes waiting claims on every node. After a write that may
 // make work claimable commits, the store wakes its own waiting claims at
 // once and asks its notifier to send a NOTIFY on the channel
-// 'hostguard_retry.<schema>'; the notifier sends one at a time, and
-// requests that arrive meanwhile share the next one. Each handle with
-// waiting claims listens on a connection of its own. The NOTIFY carries
-// the handle's random id, so that its own listener skips what it already
-// woke. Listener and notifier start when first needed and stop when the
-// Store closes.
+// 'hostguard_retry.<schema>'; the notifier sends one at a time, at most
+// one per notifyGap, and requests that arrive meanwhile share the next
+// one. Each handle with waiting claims listens on a connection of its
+// own. The NOTIFY carries the handle's random id, so that its own listener
+// skips what it already woke. Listener and notifier start when first
+// needed and stop when the Store closes.
 type retryWaker struct {
 	mu      sync.Mutex
 	sig     retrystore.Signal
@@ -37,7 +37,7 @@ type retryWaker struct {
 	notify     chan struct{} // a pending request, buffer 1
 	notifyDone chan struct{}
 	gap        time.Duration // notifyGap, or what a test set
-	channel    string // the channel's name once known, under mu
+	channel    string        // the channel's name once known, under mu
 }
 
 // newWakeID draws a handle's NOTIFY payload.
