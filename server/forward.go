@@ -51,9 +51,7 @@ func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
 	}
 	uctx, cancel := context.WithCancelCause(ctx)
 	hw := newHeaderWait(timeout, cancel)
-	trace := &httptrace.ClientTrace{GotConn: hw.gotConn, WroteRequest: hw.wroteRequest}
-	ureq := req.WithContext(httptrace.WithClientTrace(uctx, trace))
-	resp, err := s.upstream.RoundTrip(ureq)
+	resp, err := s.upstream.roundTrip(uctx, req, hw)
 	fired, waited := hw.stop()
 	if err != nil {
 		cancel(nil)
@@ -83,9 +81,6 @@ func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
 		resp.Body.Close()
 		cancel(nil)
 		return nil, &headerTimeoutError{after: timeout}
-	}
-	if resp.Request == ureq {
-		resp.Request = req
 	}
 	if resp.Body == nil || resp.Body == http.NoBody {
 		cancel(nil)

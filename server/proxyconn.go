@@ -173,7 +173,13 @@ type proxyConn struct {
 	rd  pendingReader
 	br  *bufio.Reader
 	bw  *bufio.Writer
-	ctx context.Context
+	// ctx is every request's context on this connection, cancelled when
+	// its client is seen to leave (which ends the connection too) or when
+	// the connection ends. One per connection, not per request: a context
+	// per request was registered with, and removed from, the server's
+	// base context under its lock every time.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// remote is the client's address, as http.Request.RemoteAddr.
 	remote string
 }
@@ -183,7 +189,7 @@ func newProxyConn(ps *proxyServer, c net.Conn) *proxyConn {
 	pc.rd.c = c
 	pc.br = bufio.NewReaderSize(&pc.rd, proxyHeadBuffer)
 	pc.bw = bufio.NewWriterSize(c, 4<<10)
-	pc.ctx = withConn(ps.s.baseCtx, c)
+	pc.ctx, pc.cancel = context.WithCancel(withConn(ps.s.baseCtx, c))
 	return pc
 }
 
@@ -207,6 +213,7 @@ func (r *pendingReader) Read(p []byte) (int, error) {
 func (pc *proxyConn) serve() {
 	handedOff := false
 	defer func() {
+		pc.cancel()
 		if !handedOff {
 			pc.c.Close()
 		}
@@ -253,12 +260,10 @@ func (pc *proxyConn) serveOne() (keep bool) {
 		_, _ = pc.c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"))
 		return false
 	}
-	ctx, cancel := context.WithCancel(pc.ctx)
-	defer cancel()
-	req = req.WithContext(ctx)
+	req = req.WithContext(pc.ctx)
 	req.RemoteAddr = pc.remote
 	w := &proxyWriter{pc: pc, req: req, header: make(http.Header, 8)}
-	w.watch = newClientWatch(pc, cancel)
+	w.watch = newClientWatch(pc, pc.cancel)
 	if !pc.run(w, req) {
 		w.watch.stop()
 		return false
