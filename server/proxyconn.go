@@ -168,11 +168,11 @@ func (ps *proxyServer) closeAll() {
 
 // proxyConn is one client connection on the fast path.
 type proxyConn struct {
-	ps  *proxyServer
-	c   net.Conn
-	rd  pendingReader
-	br  *bufio.Reader
-	bw  *bufio.Writer
+	ps *proxyServer
+	c  net.Conn
+	rd pendingReader
+	br *bufio.Reader
+	bw *bufio.Writer
 	// ctx is every request's context on this connection, cancelled when
 	// its client is seen to leave (which ends the connection too) or when
 	// the connection ends. One per connection, not per request: a context
