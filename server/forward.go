@@ -51,8 +51,9 @@ func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
 	}
 	uctx, cancel := context.WithCancelCause(ctx)
 	hw := newHeaderWait(timeout, cancel)
-	resp, err := s.upstream.roundTrip(uctx, req, hw)
+	resp, direct, err := s.upstream.roundTrip(uctx, req, hw)
 	fired, waited := hw.stop()
+	hw.recycle(direct)
 	if err != nil {
 		cancel(nil)
 		switch {
@@ -101,30 +102,63 @@ func (s *Server) giveUpAfter() time.Duration {
 // headerWait is a forwarded request's timer through its phases: armed
 // while connecting, paused while the client's body is sent, armed again
 // once the upstream has the whole request.
+//
+// Waits are pooled with their timers, since a timer per request was an
+// allocation and a timer heap entry each time. A wait goes back to the
+// pool only when nothing can touch it any more: the plain path served it
+// (base may call its hooks after RoundTrip returned), its timer never
+// fired, and every Stop found the timer still pending, so no run of fire
+// can be on its way.
 type headerWait struct {
 	mu      sync.Mutex
 	timeout time.Duration
+	cancel  context.CancelCauseFunc
 	timer   *time.Timer
+	armed   bool // the timer was set and not stopped since
 	fired   bool
 	done    bool
+	stale   bool      // a Stop or Reset found the timer had gone off
 	sentAt  time.Time // zero until the upstream had the whole request
 }
 
-var errHeaderWait = errors.New("server: upstream header wait ended")
+var (
+	errHeaderWait = errors.New("server: upstream header wait ended")
+	headerWaits   sync.Pool
+)
 
 func newHeaderWait(timeout time.Duration, cancel context.CancelCauseFunc) *headerWait {
-	hw := &headerWait{timeout: timeout}
-	hw.timer = time.AfterFunc(timeout, func() {
-		hw.mu.Lock()
-		if hw.done {
-			hw.mu.Unlock()
-			return
-		}
-		hw.fired = true
-		hw.mu.Unlock()
-		cancel(errHeaderWait)
-	})
+	hw, _ := headerWaits.Get().(*headerWait)
+	if hw == nil {
+		hw = &headerWait{}
+		hw.timer = time.AfterFunc(time.Hour, hw.fire)
+		hw.timer.Stop()
+	}
+	// Not shared yet: its timer is stopped, and no run of fire is left.
+	hw.timeout, hw.cancel = timeout, cancel
+	hw.fired, hw.done, hw.stale, hw.sentAt = false, false, false, time.Time{}
+	hw.armed = true
+	hw.timer.Reset(timeout)
 	return hw
+}
+
+func (hw *headerWait) fire() {
+	hw.mu.Lock()
+	if hw.done {
+		hw.mu.Unlock()
+		return
+	}
+	hw.fired = true
+	cancel := hw.cancel
+	hw.mu.Unlock()
+	cancel(errHeaderWait)
+}
+
+// disarm stops the timer; the caller holds mu.
+func (hw *headerWait) disarm() {
+	if hw.armed && !hw.timer.Stop() {
+		hw.stale = true
+	}
+	hw.armed = false
 }
 
 // gotConn pauses the timer: the connection is up, and what follows is
@@ -133,7 +167,7 @@ func (hw *headerWait) gotConn(httptrace.GotConnInfo) {
 	hw.mu.Lock()
 	defer hw.mu.Unlock()
 	if !hw.done && !hw.fired && hw.sentAt.IsZero() {
-		hw.timer.Stop()
+		hw.disarm()
 	}
 }
 
@@ -147,7 +181,10 @@ func (hw *headerWait) wroteRequest(httptrace.WroteRequestInfo) {
 		return
 	}
 	hw.sentAt = time.Now()
-	hw.timer.Reset(hw.timeout)
+	if !hw.timer.Reset(hw.timeout) && hw.armed {
+		hw.stale = true
+	}
+	hw.armed = true
 }
 
 // stop ends the wait. It reports whether the timer fired, and how long the
@@ -156,11 +193,23 @@ func (hw *headerWait) stop() (fired bool, waited time.Duration) {
 	hw.mu.Lock()
 	defer hw.mu.Unlock()
 	hw.done = true
-	hw.timer.Stop()
+	hw.disarm()
 	if !hw.sentAt.IsZero() {
 		waited = time.Since(hw.sentAt)
 	}
 	return hw.fired, waited
+}
+
+// recycle pools a stopped wait that nothing can touch any more; direct
+// says the plain path served the request.
+func (hw *headerWait) recycle(direct bool) {
+	hw.mu.Lock()
+	ok := direct && hw.done && !hw.fired && !hw.stale
+	hw.cancel = nil
+	hw.mu.Unlock()
+	if ok {
+		headerWaits.Put(hw)
+	}
 }
 
 // headerTimeoutError is an upstream that did not send its response headers
@@ -193,30 +242,42 @@ func (e *giveUpError) Unwrap() error   { return context.DeadlineExceeded }
 type idleBody struct {
 	rc     io.ReadCloser
 	idle   time.Duration
-	timer  *time.Timer
+	timer  *time.Timer // made at the first read that may wait
 	cancel context.CancelCauseFunc
 	mu     sync.Mutex
 	stall  bool
+	// early, when rc has it, says a read would be answered from what is
+	// buffered already: no timer is needed for it. A small answer is
+	// usually read whole with the head, so it is read without one.
+	early bufferedBody
 }
+
+// bufferedBody is a body that knows when its next read cannot wait for
+// the upstream.
+type bufferedBody interface{ readable() bool }
 
 var errStalled = errors.New("server: upstream body stalled")
 
 func newIdleBody(rc io.ReadCloser, idle time.Duration, cancel context.CancelCauseFunc) *idleBody {
 	b := &idleBody{rc: rc, idle: idle, cancel: cancel}
-	b.timer = time.AfterFunc(idle, func() {
-		b.mu.Lock()
-		b.stall = true
-		b.mu.Unlock()
-		cancel(errStalled)
-	})
-	b.timer.Stop()
+	b.early, _ = rc.(bufferedBody)
 	return b
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
-	b.timer.Reset(b.idle)
-	n, err := b.rc.Read(p)
-	b.timer.Stop()
+	var n int
+	var err error
+	if b.early != nil && b.early.readable() {
+		n, err = b.rc.Read(p)
+	} else {
+		if b.timer == nil {
+			b.timer = time.AfterFunc(b.idle, b.stalled)
+		} else {
+			b.timer.Reset(b.idle)
+		}
+		n, err = b.rc.Read(p)
+		b.timer.Stop()
+	}
 	if err != nil && err != io.EOF {
 		b.mu.Lock()
 		stalled := b.stall
@@ -230,8 +291,17 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+func (b *idleBody) stalled() {
+	b.mu.Lock()
+	b.stall = true
+	b.mu.Unlock()
+	b.cancel(errStalled)
+}
+
 func (b *idleBody) Close() error {
-	b.timer.Stop()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	err := b.rc.Close()
 	b.cancel(nil)
 	return err

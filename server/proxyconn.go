@@ -180,6 +180,13 @@ type proxyConn struct {
 	// base context under its lock every time.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// watch is the last request's client watch, reused when its timer
+	// was stopped before it fired.
+	watch *clientWatch
+	// headerDeadline bounds the wait for the rest of a request head; it
+	// is set only when the head's first bytes came without the rest, so
+	// a head that arrives whole costs no deadline of its own.
+	headerDeadline func()
 	// remote is the client's address, as http.Request.RemoteAddr.
 	remote string
 }
@@ -190,6 +197,7 @@ func newProxyConn(ps *proxyServer, c net.Conn) *proxyConn {
 	pc.br = bufio.NewReaderSize(&pc.rd, proxyHeadBuffer)
 	pc.bw = bufio.NewWriterSize(c, 4<<10)
 	pc.ctx, pc.cancel = context.WithCancel(withConn(ps.s.baseCtx, c))
+	pc.headerDeadline = func() { _ = c.SetReadDeadline(time.Now().Add(connReadHeaderTimeout)) }
 	return pc
 }
 
@@ -230,8 +238,7 @@ func (pc *proxyConn) serve() {
 		if !pc.ps.setState(pc, true) {
 			return
 		}
-		_ = pc.c.SetReadDeadline(time.Now().Add(connReadHeaderTimeout))
-		if !fastRequestHead(pc.br) {
+		if !fastRequestHead(pc.br, pc.headerDeadline) {
 			handedOff = pc.handOff()
 			return
 		}
@@ -263,7 +270,7 @@ func (pc *proxyConn) serveOne() (keep bool) {
 	req = req.WithContext(pc.ctx)
 	req.RemoteAddr = pc.remote
 	w := &proxyWriter{pc: pc, req: req, header: make(http.Header, 8)}
-	w.watch = newClientWatch(pc, pc.cancel)
+	w.watch = pc.watchClient()
 	if !pc.run(w, req) {
 		w.watch.stop()
 		return false
@@ -297,8 +304,9 @@ func (pc *proxyConn) run(w *proxyWriter, req *http.Request) (ok bool) {
 // into the buffer, is one the fast path serves: an absolute http:// URL,
 // HTTP/1.1, one Host header, no body framing (Content-Length,
 // Transfer-Encoding), no Expect and no folded lines. Anything else is
-// http.Server's, which knows every rule of the protocol.
-func fastRequestHead(br *bufio.Reader) bool {
+// http.Server's, which knows every rule of the protocol. beforeWait runs
+// once, before the first read that waits for more of the head.
+func fastRequestHead(br *bufio.Reader, beforeWait func()) bool {
 	var head []byte
 	for {
 		b, _ := br.Peek(br.Buffered())
@@ -308,6 +316,10 @@ func fastRequestHead(br *bufio.Reader) bool {
 		}
 		if len(b) >= br.Size() {
 			return false
+		}
+		if beforeWait != nil {
+			beforeWait()
+			beforeWait = nil
 		}
 		// Wait for more of the head.
 		if _, err := br.Peek(len(b) + 1); err != nil {
@@ -350,16 +362,31 @@ type clientWatch struct {
 	state  int // 0 waiting, 1 reading, 2 stopped
 	done   chan struct{}
 	gone   bool // read only after stop
+	// reusable is false once stop found the timer already fired without
+	// the read having started: its function may still be on its way to
+	// the lock, and must never find a later request's watch waiting.
+	reusable bool
 }
 
-func newClientWatch(pc *proxyConn, cancel context.CancelFunc) *clientWatch {
-	cw := &clientWatch{pc: pc, cancel: cancel}
+// watchClient starts the watch of a request's client. A connection keeps
+// one watch and its timer for all its requests: a timer per request was
+// an allocation and a timer heap insertion each time.
+func (pc *proxyConn) watchClient() *clientWatch {
+	cw := pc.watch
+	if cw == nil || !cw.reusable {
+		cw = &clientWatch{pc: pc, cancel: pc.cancel, state: 2}
+		cw.timer = time.AfterFunc(time.Hour, cw.read)
+		cw.timer.Stop()
+		pc.watch = cw
+	}
+	cw.gone, cw.done, cw.reusable = false, nil, true
 	if pc.br.Buffered() > 0 {
 		// The client has sent more already (pipelining): it is there.
 		cw.state = 2
 		return cw
 	}
-	cw.timer = time.AfterFunc(watchAfter, cw.read)
+	cw.state = 0
+	cw.timer.Reset(watchAfter)
 	return cw
 }
 
@@ -405,7 +432,9 @@ func (cw *clientWatch) stop() {
 	cw.mu.Unlock()
 	switch state {
 	case 0:
-		cw.timer.Stop()
+		if !cw.timer.Stop() {
+			cw.reusable = false
+		}
 	case 1:
 		_ = cw.pc.c.SetReadDeadline(time.Unix(1, 0))
 		<-cw.done

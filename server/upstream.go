@@ -94,8 +94,10 @@ type phases interface {
 // roundTrip sends req, bounded by ctx instead of req's own context. The
 // plain path takes ph directly: building an httptrace context and a copy
 // of the request for it was a fifth of what a proxied request allocated
-// in contexts.
-func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph phases) (*http.Response, error) {
+// in contexts. direct reports that the plain path served it, so that ph
+// has heard all it will by the time roundTrip returns; base may call its
+// hooks later (WroteRequest after an early answer).
+func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph phases) (resp *http.Response, direct bool, err error) {
 	addr, ok := plainAddr(req)
 	if !ok {
 		trace := &httptrace.ClientTrace{GotConn: ph.gotConn, WroteRequest: ph.wroteRequest}
@@ -104,25 +106,25 @@ func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph ph
 		if resp != nil && resp.Request == ureq {
 			resp.Request = req
 		}
-		return resp, err
+		return resp, false, err
 	}
 	replayable := isReplayable(req)
 	for attempt := 0; ; attempt++ {
 		pc, reused, err := t.conn(ctx, addr, replayable)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		ph.gotConn(httptrace.GotConnInfo{Conn: pc.c, Reused: reused})
 		resp, early, err := t.exchange(ctx, pc, req, ph)
 		if err == nil {
-			return resp, nil
+			return resp, true, nil
 		}
 		// A reused connection that fails before any byte of an answer
 		// was most likely closed by the upstream while idle: the request
 		// never reached a live server, so sending it again is safe for a
 		// request that can be replayed.
 		if !early || !reused || !replayable || attempt > 0 || ctx.Err() != nil {
-			return nil, err
+			return nil, true, err
 		}
 	}
 }
@@ -200,7 +202,7 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, req *http.
 		t.done(pc, stop, reusable)
 		return resp, false, nil
 	}
-	resp.Body = &plainBody{rc: resp.Body, t: t, pc: pc, ctx: ctx, stop: stop, reusable: reusable}
+	resp.Body = &plainBody{rc: resp.Body, t: t, pc: pc, ctx: ctx, stop: stop, reusable: reusable, left: resp.ContentLength}
 	return resp, false, nil
 }
 
@@ -227,10 +229,23 @@ type plainBody struct {
 	reusable bool
 	mu       sync.Mutex
 	finished bool
+	// left is how much of a body of declared length is still to come;
+	// -1 for a body of unknown length (chunked, or until the close).
+	left int64
+}
+
+// readable implements bufferedBody: the rest of a body of declared length
+// is already buffered, or nothing is left but its end. (A chunked body's
+// next read may need bytes that are not there yet.)
+func (b *plainBody) readable() bool {
+	return b.left == 0 || (b.left > 0 && b.pc.br.Buffered() > 0)
 }
 
 func (b *plainBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	if b.left > 0 {
+		b.left -= int64(n)
+	}
 	if err == nil {
 		return n, nil
 	}
