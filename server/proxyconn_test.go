@@ -177,3 +177,92 @@ func waitWatch(t *testing.T, events <-chan bool, want bool) {
 		t.Fatalf("no client watch event %v within 10 s", want)
 	}
 }
+
+// TestProxyConnectionCarriesEachRequestsTimers: one keep-alive connection
+// carries a request whose client watch read the connection, requests
+// whose timers were stopped before they fired, and one whose header wait
+// fired; every later request is still served whole, and the last one's
+// client leaving is still noticed as a give-up. (A connection keeps its
+// watch, its context and pooled header timers across requests.)
+func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) {
+		c.HeaderTimeout = 300 * time.Millisecond
+		c.GiveUpAfter = 100 * time.Millisecond
+	})
+	heard := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			heard <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "/late":
+			// Answers only once the proxy has given up on it.
+			<-r.Context().Done()
+		}
+		fmt.Fprint(w, r.Method+" "+r.URL.Path)
+	})
+	events := make(chan bool, 16)
+	hook := func(reading bool) {
+		select {
+		case events <- reading:
+		default:
+		}
+	}
+	f.s.watchHook.Store(&hook)
+	c, br := f.rawProxyConn(t)
+	send := func(base, path string) {
+		fmt.Fprintf(c, "GET %s%s HTTP/1.1\r\nHost: %s\r\n\r\n", base, path, strings.TrimPrefix(base, "http://"))
+	}
+	want := func(code int, body string) {
+		t.Helper()
+		got, b := readAnswer(t, br, "GET")
+		if got != code || (body != "" && b != body) {
+			t.Fatalf("answer %d %q, want %d %q", got, b, code, body)
+		}
+	}
+
+	send(up.URL, "/slow")
+	<-heard
+	waitWatch(t, events, true)
+	close(release)
+	waitWatch(t, events, false)
+	want(200, "GET /slow")
+	for range 3 {
+		send(up.URL, "/fast")
+		want(200, "GET /fast")
+	}
+	send(up.URL, "/late")
+	want(http.StatusGatewayTimeout, "")
+	for range 3 {
+		send(up.URL, "/fast")
+		want(200, "GET /fast")
+	}
+
+	silent := faulthost.NeverAnswers()
+	t.Cleanup(silent.Close)
+	// Its own header timeout is long: only the client's leaving can end it.
+	fmt.Fprintf(c, "GET %s/x HTTP/1.1\r\nHost: %s\r\nHostguard-Timeout: 30\r\n\r\n", silent.URL(), strings.TrimPrefix(silent.URL(), "http://"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := silent.Await(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The give-up rule is about how long the upstream owed the answer.
+	time.Sleep(200 * time.Millisecond)
+	c.Close()
+	key, _ := guard.Key(silent.URL())
+	waitfor.True(t, 5*time.Second, "the client's leaving to count against the silent upstream", func() bool {
+		for _, e := range f.s.guard.Endpoints() {
+			if e.Endpoint == key {
+				return e.TicketsOut == 0 && e.Failures == 1 && e.LastFailure == failure.Timeout
+			}
+		}
+		return false
+	})
+}
