@@ -252,6 +252,7 @@ func (pc *proxyConn) serve() {
 // handOff gives the connection, with what is buffered of it, to the
 // http.Server; false if that server is closed.
 func (pc *proxyConn) handOff() bool {
+	pc.ps.s.proxyHandoffs.Add(1)
 	buffered, _ := pc.br.Peek(pc.br.Buffered())
 	rc := &replayConn{Conn: pc.c, early: bytes.Clone(buffered)}
 	return pc.ps.handoff.give(rc)
@@ -302,8 +303,8 @@ func (pc *proxyConn) run(w *proxyWriter, req *http.Request) (ok bool) {
 
 // fastRequestHead reports whether the buffered request head, read whole
 // into the buffer, is one the fast path serves: an absolute http:// URL,
-// HTTP/1.1, one Host header, no body framing (Content-Length,
-// Transfer-Encoding), no Expect and no folded lines. Anything else is
+// HTTP/1.1, one Host header, no body framing (Transfer-Encoding, a
+// Content-Length but one of 0), no Expect and no folded lines. Anything else is
 // http.Server's, which knows every rule of the protocol. beforeWait runs
 // once, before the first read that waits for more of the head.
 func fastRequestHead(br *bufio.Reader, beforeWait func()) bool {
@@ -333,7 +334,7 @@ func fastRequestHead(br *bufio.Reader, beforeWait func()) bool {
 		!hasPrefixFold(target, "http://") {
 		return false
 	}
-	hosts := 0
+	hosts, lengths := 0, 0
 	for len(rest) > 0 {
 		var h []byte
 		h, rest, _ = bytes.Cut(rest, []byte("\r\n"))
@@ -343,7 +344,16 @@ func fastRequestHead(br *bufio.Reader, beforeWait func()) bool {
 		switch {
 		case hasPrefixFold(h, "host:"):
 			hosts++
-		case hasPrefixFold(h, "content-length:"), hasPrefixFold(h, "transfer-encoding:"), hasPrefixFold(h, "expect:"):
+		case hasPrefixFold(h, "content-length:"):
+			// A body declared empty is no body, and clients send it so
+			// with many a POST or DELETE; handed off, the connection
+			// would leave the fast path for life. Any other length,
+			// or a second header, is framing for http.Server.
+			lengths++
+			if lengths > 1 || string(bytes.Trim(h[len("content-length:"):], " \t")) != "0" {
+				return false
+			}
+		case hasPrefixFold(h, "transfer-encoding:"), hasPrefixFold(h, "expect:"):
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -129,6 +130,48 @@ func TestProxyHandsOffWhatItDoesNotServe(t *testing.T) {
 				t.Fatalf("%s: %d %q", tc.name, code, body)
 			}
 		})
+	}
+}
+
+// TestProxyEmptyBodyStaysOnTheFastPath: a request that declares an empty
+// body (Content-Length: 0, as many clients send with POST or DELETE) is
+// served by the proxy's own loop, and its connection stays there; a real
+// upload, or a second Content-Length, is handed off.
+func TestProxyEmptyBodyStaysOnTheFastPath(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &recorder{}
+	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s %d %q", r.Method, r.URL.Path, r.ContentLength, b)
+	})
+	host := strings.TrimPrefix(up.URL, "http://")
+	c, br := f.rawProxyConn(t)
+	for _, tc := range []struct{ req, method, want string }{
+		{"POST %s/a HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n", "POST", `POST /a 0 ""`},
+		{"DELETE %s/b HTTP/1.1\r\nHost: %s\r\ncontent-length:\t0 \r\n\r\n", "DELETE", `DELETE /b 0 ""`},
+		{"GET %s/c HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n", "GET", `GET /c 0 ""`},
+	} {
+		fmt.Fprintf(c, tc.req, up.URL, host)
+		if code, body := readAnswer(t, br, tc.method); code != 200 || body != tc.want {
+			t.Fatalf("answer %d %q, want %q", code, body, tc.want)
+		}
+	}
+	if n := f.s.proxyHandoffs.Load(); n != 0 {
+		t.Fatalf("%d connections handed off for requests with an empty body", n)
+	}
+	for i, req := range []string{
+		"POST %s/d HTTP/1.1\r\nHost: %s\r\nContent-Length: 2\r\n\r\nhi",
+		"POST %s/e HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+	} {
+		c, br := f.rawProxyConn(t)
+		fmt.Fprintf(c, req, up.URL, host)
+		if _, err := http.ReadResponse(br, &http.Request{Method: "POST"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.s.proxyHandoffs.Load(); n != int64(i+1) {
+			t.Fatalf("after request %d: %d hand-offs, want %d", i, n, i+1)
+		}
 	}
 }
 
@@ -264,5 +307,37 @@ func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 			}
 		}
 		return false
+	})
+}
+
+// FuzzFastRequestHead: whatever head the fast path accepts, and
+// net/http can read, is a bodyless absolute http:// HTTP/1.1 request with
+// one Host, so no body framing can be read two ways.
+func FuzzFastRequestHead(f *testing.F) {
+	for _, seed := range []string{
+		"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",
+		"POST http://a/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+		"POST http://a/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello",
+		"POST http://a/x HTTP/1.1\r\nHost: a\r\nContent-Length:  00\r\n\r\n",
+		"POST http://a/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nHost: a\r\n Content-Length: 4\r\n\r\nabcd",
+		"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /x HTTP/1.1\r\nHost: a\r\n\r\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, head string) {
+		br := bufio.NewReaderSize(strings.NewReader(head), proxyHeadBuffer)
+		if !fastRequestHead(br, nil) {
+			return
+		}
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return // answered 400 by serveOne
+		}
+		if req.ContentLength != 0 || len(req.TransferEncoding) > 0 || req.Method == http.MethodConnect ||
+			req.ProtoMajor != 1 || req.ProtoMinor != 1 || req.URL.Scheme != "http" || req.Header.Get("Expect") != "" {
+			t.Fatalf("fast path accepted %q: length %d, TE %v, %s %s %s", head, req.ContentLength, req.TransferEncoding, req.Method, req.URL, req.Proto)
+		}
 	})
 }
