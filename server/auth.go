@@ -89,12 +89,31 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.token.allows(r.Header.Get("Authorization"), false) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hostguard"`)
-			writeAPIError(w, &apiError{Status: http.StatusUnauthorized,
-				Message: "server: missing or wrong bearer token (send Authorization: Bearer TOKEN)"})
-			return
+		if s.bearerAllows(w, r, false) {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerAllows checks r's Authorization header under the guess limit,
+// and answers r itself when it does not allow it: with the login form for
+// the dashboard's page, JSON for the rest.
+func (s *Server) bearerAllows(w http.ResponseWriter, r *http.Request, page bool) bool {
+	auth := r.Header.Get("Authorization")
+	ok, refused := s.checkToken(auth != "", func() bool { return s.token.allows(auth, false) })
+	switch {
+	case ok:
+		return true
+	case refused != nil && page:
+		writeBlockedLoginPage(w, refused)
+	case refused != nil:
+		writeAPIError(w, refused)
+	case page:
+		writeLoginPage(w, http.StatusUnauthorized, "")
+	default:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hostguard"`)
+		writeAPIError(w, &apiError{Status: http.StatusUnauthorized,
+			Message: "server: missing or wrong bearer token (send Authorization: Bearer TOKEN)"})
+	}
+	return false
 }

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckListen(t *testing.T) {
@@ -39,6 +42,9 @@ func TestTokenRequiredEverywhereButHealthz(t *testing.T) {
 		t.Fatalf("/healthz without a token: %d", a.status)
 	}
 	for _, path := range []string{"/", "/metrics", "/v1/status", "/v1/guard", "/v1/hosts", "/v1/items/stats", "/v1/no-such-route"} {
+		// Four wrong tokens per path: past the guess limit by the end,
+		// unless its allowances come back (TestWrongTokensAreLimited).
+		f.clock.Advance(authBurst * authRefill)
 		for _, auth := range []string{"", "Bearer wrong", "Bearer correct horse!", "Basic Y29ycmVjdCBob3JzZQ==", "correct horse"} {
 			var hdr []string
 			if auth != "" {
@@ -64,5 +70,61 @@ func TestTokenRequiredEverywhereButHealthz(t *testing.T) {
 	}
 	if a := f.do("GET", "/v1/guard", nil, "Authorization", "bearer correct horse"); a.status != 200 {
 		t.Fatalf("the scheme name is case-insensitive, got %d", a.status)
+	}
+}
+
+// TestWrongTokensAreLimited: past authBurst wrong credentials, every
+// presented credential is refused with 429 until an allowance comes back,
+// the right one too, so that a guess learns nothing: on the API, the
+// login form and the proxy. A request without credentials guesses nothing
+// and still gets its 401.
+func TestWrongTokensAreLimited(t *testing.T) {
+	t.Parallel()
+	f := setup(t, func(c *Config) { c.Token = loginToken })
+	wrong := []string{"Authorization", "Bearer not-the-token"}
+	right := []string{"Authorization", "Bearer " + loginToken}
+	for i := range authBurst {
+		if a := f.do("GET", "/v1/guard", nil, wrong...); a.status != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d", i+1, a.status)
+		}
+	}
+	a := f.do("GET", "/v1/guard", nil, right...)
+	expectError(t, a, http.StatusTooManyRequests, "")
+	if got, want := a.header.Get("Retry-After"), strconv.Itoa(int(authRefill/time.Second)); got != want {
+		t.Fatalf("Retry-After %q, want %q", got, want)
+	}
+	if a := f.do("GET", "/v1/guard", nil); a.status != http.StatusUnauthorized {
+		t.Fatalf("no token during the block: %d, want 401", a.status)
+	}
+	if a := f.loginAs(loginToken); a.status != http.StatusTooManyRequests || sessionFrom(t, a) != nil ||
+		!strings.Contains(string(a.body), "Too many wrong tokens") {
+		t.Fatalf("login with the right token during the block: %d %s", a.status, a.body)
+	}
+	c, br := f.rawProxyConn(t)
+	fmt.Fprintf(c, "GET http://127.0.0.1:9/x HTTP/1.1\r\nHost: 127.0.0.1:9\r\nProxy-Authorization: Bearer %s\r\n\r\n", loginToken)
+	resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(resp.Header.Get("Proxy-Status"), "http_request_denied") {
+		t.Fatalf("proxy with the right token during the block: %d, Proxy-Status %q", resp.StatusCode, resp.Header.Get("Proxy-Status"))
+	}
+
+	// One allowance back per refill: the right token works again, and
+	// one more wrong one starts the next block.
+	f.clock.Advance(authRefill)
+	if a := f.do("GET", "/v1/guard", nil, right...); a.status != http.StatusOK {
+		t.Fatalf("right token after the block: %d", a.status)
+	}
+	if a := f.do("GET", "/v1/guard", nil, wrong...); a.status != http.StatusUnauthorized {
+		t.Fatalf("the allowance that came back: %d, want 401", a.status)
+	}
+	if a := f.do("GET", "/v1/guard", nil, right...); a.status != http.StatusTooManyRequests {
+		t.Fatalf("right token after the next wrong one: %d, want 429", a.status)
+	}
+	logs := f.logs.String()
+	if strings.Count(logs, "too many wrong tokens") != 2 || strings.Contains(logs, loginToken) || strings.Contains(logs, "not-the-token") {
+		t.Fatalf("want the two blocks logged, never a token:\n%s", logs)
 	}
 }

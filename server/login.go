@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -126,19 +127,14 @@ func (s *Server) requireTokenOrSession(next http.Handler, page bool) http.Handle
 	if !s.token.set {
 		return next
 	}
-	header := s.requireToken(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		switch {
-		case auth != "" && s.token.allows(auth, false):
+		// A wrong header is not rescued by a good cookie.
+		if r.Header.Get("Authorization") == "" && s.sessionAllows(r) {
 			next.ServeHTTP(w, r)
-		case auth == "" && s.sessionAllows(r):
-			// A wrong header is not rescued by a good cookie.
+			return
+		}
+		if s.bearerAllows(w, r, page) {
 			next.ServeHTTP(w, r)
-		case page:
-			writeLoginPage(w, http.StatusUnauthorized, "")
-		default:
-			header.ServeHTTP(w, r)
 		}
 	})
 }
@@ -178,7 +174,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err == nil {
 		token = r.PostForm.Get("token")
 	}
-	if token == "" || !s.token.equal(token) {
+	ok, refused := s.checkToken(token != "", func() bool { return s.token.equal(token) })
+	if refused != nil {
+		writeBlockedLoginPage(w, refused)
+		return nil
+	}
+	if !ok {
 		writeLoginPage(w, http.StatusUnauthorized, "That is not the token this daemon was started with. Try again.")
 		return nil
 	}
@@ -191,6 +192,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	return nil
+}
+
+// writeBlockedLoginPage shows the form with the guess limit's block.
+func writeBlockedLoginPage(w http.ResponseWriter, refused *apiError) {
+	secs := strconv.FormatInt(retryAfterSeconds(refused.RetryAfter), 10)
+	w.Header().Set("Retry-After", secs)
+	writeLoginPage(w, refused.Status, "Too many wrong tokens were tried in a short time, so every token is refused for "+
+		secs+" s. Wait, then try again.")
 }
 
 // logout ends the request's session, if any, and clears the cookie.

@@ -26,8 +26,8 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
 		}
 		return nil
 	}
-	if !s.token.allows(r.Header.Get("Proxy-Authorization"), true) {
-		return s.proxyAuthError(w)
+	if err := s.proxyAuth(w, r); err != nil {
+		return err
 	}
 	if !r.URL.IsAbs() || r.URL.Host == "" {
 		return badRequest("", "this is a forward proxy: send absolute-URI requests (set HTTP_PROXY / HTTPS_PROXY to it), or use the API's /v1/fetch")
@@ -86,6 +86,20 @@ func forwardHeaders(dst, src http.Header) {
 		dst["User-Agent"] = []string{""}
 	}
 	dst["Via"] = append(dst["Via"], "1.1 hostguard")
+}
+
+// proxyAuth checks the proxy credentials under the guess limit.
+func (s *Server) proxyAuth(w http.ResponseWriter, r *http.Request) error {
+	h := r.Header.Get("Proxy-Authorization")
+	ok, refused := s.checkToken(h != "", func() bool { return s.token.allows(h, true) })
+	switch {
+	case ok:
+		return nil
+	case refused != nil:
+		refused.ProxyStatus = "http_request_denied"
+		return refused
+	}
+	return s.proxyAuthError(w)
 }
 
 func (s *Server) proxyAuthError(w http.ResponseWriter) error {
@@ -151,8 +165,8 @@ func (e *connectTimeoutError) Unwrap() error   { return context.DeadlineExceeded
 // https://host:port, since CONNECT carries TLS almost always, so a tunnel to
 // host:443 and a fetch of https://host/ are one endpoint.
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
-	if !s.token.allows(r.Header.Get("Proxy-Authorization"), true) {
-		return s.proxyAuthError(w)
+	if err := s.proxyAuth(w, r); err != nil {
+		return err
 	}
 	hostport := r.Host
 	host, port, err := net.SplitHostPort(hostport)

@@ -41,6 +41,7 @@ type Server struct {
 	// probeFunc sends the guard's recovery probes through base; see probe.
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
+	authLimit *authLimit
 	own       *ownAddrs
 	errLog    errorLimiter
 	tickets   *ticketTable
@@ -96,6 +97,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		token:     newTokenMatcher(cfg.Token),
+		authLimit: &authLimit{now: cfg.Now},
 		stop:      make(chan struct{}),
 		sweepDone: make(chan struct{}),
 	}
