@@ -304,9 +304,10 @@ func (pc *proxyConn) run(w *proxyWriter, req *http.Request) (ok bool) {
 // fastRequestHead reports whether the buffered request head, read whole
 // into the buffer, is one the fast path serves: an absolute http:// URL,
 // HTTP/1.1, one Host header, no body framing (Transfer-Encoding, a
-// Content-Length but one of 0), no Expect and no folded lines. Anything else is
-// http.Server's, which knows every rule of the protocol. beforeWait runs
-// once, before the first read that waits for more of the head.
+// Content-Length other than one of 0), no Expect and no folded lines.
+// Anything else is http.Server's, which knows every rule of the protocol.
+// beforeWait runs once, before the first read that waits for more of the
+// head.
 func fastRequestHead(br *bufio.Reader, beforeWait func()) bool {
 	var head []byte
 	for {
