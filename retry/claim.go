@@ -47,22 +47,29 @@ type ClaimParams struct {
 // once, or after p.Wait if it is set. A waiting claim returns as soon as it
 // leased something, and returns ctx.Err() if ctx ends first.
 func (s *Scheduler) Claim(ctx context.Context, p ClaimParams) ([]Lease, error) {
-	if p.N < 1 || p.N > MaxClaim {
-		return nil, invalid("n", "%d is outside [1, %d]", p.N, MaxClaim)
-	}
-	if p.Lease < time.Microsecond || p.Lease > MaxLease {
-		return nil, invalid("lease_seconds", "%v is outside [1µs, %v]", p.Lease, MaxLease)
-	}
-	if err := checkWorker(p.Worker); err != nil {
+	if err := checkClaim(p); err != nil {
 		return nil, err
-	}
-	if p.Wait < 0 || p.Wait > MaxClaimWait {
-		return nil, invalid("wait_seconds", "%v is outside [0, %v]", p.Wait, MaxClaimWait)
 	}
 	if p.Wait == 0 {
 		return s.claimOnce(ctx, p)
 	}
-	return s.claimWait(ctx, p)
+	return s.claimWait(ctx, p, func(ctx context.Context) ([]Lease, error) { return s.claimOnce(ctx, p) })
+}
+
+func checkClaim(p ClaimParams) error {
+	if p.N < 1 || p.N > MaxClaim {
+		return invalid("n", "%d is outside [1, %d]", p.N, MaxClaim)
+	}
+	if p.Lease < time.Microsecond || p.Lease > MaxLease {
+		return invalid("lease_seconds", "%v is outside [1µs, %v]", p.Lease, MaxLease)
+	}
+	if err := checkWorker(p.Worker); err != nil {
+		return err
+	}
+	if p.Wait < 0 || p.Wait > MaxClaimWait {
+		return invalid("wait_seconds", "%v is outside [0, %v]", p.Wait, MaxClaimWait)
+	}
+	return nil
 }
 
 // wakeBefore is the WakeBefore of a write at now. Every claim waiting
@@ -78,12 +85,13 @@ func wakeBefore(now time.Time) time.Time { return now.Add(MaxClaimWait) }
 // will be leased or given back soon, and a wake-up then follows.
 const minRecheck = 5 * time.Millisecond
 
-// claimWait claims, and while nothing is due waits for a wake-up, the
-// next due time, the poll or the end of p.Wait, whichever comes first.
-// Waiting uses the real clock: Config.Now decides what is due, not how
-// long a caller is kept.
-func (s *Scheduler) claimWait(ctx context.Context, p ClaimParams) ([]Lease, error) {
+// claimWait claims with first, and while nothing is due waits for a
+// wake-up, the next due time, the poll or the end of p.Wait, whichever
+// comes first, and claims again with plain claims. Waiting uses the real
+// clock: Config.Now decides what is due, not how long a caller is kept.
+func (s *Scheduler) claimWait(ctx context.Context, p ClaimParams, first func(context.Context) ([]Lease, error)) ([]Lease, error) {
 	deadline := time.Now().Add(p.Wait)
+	look := first
 	for {
 		// The wake-up channel is taken before the look, so that a change
 		// committed after the look cannot be missed.
@@ -91,7 +99,8 @@ func (s *Scheduler) claimWait(ctx context.Context, p ClaimParams) ([]Lease, erro
 		if err != nil {
 			return nil, err
 		}
-		ls, err := s.claimOnce(ctx, p)
+		ls, err := look(ctx)
+		look = func(ctx context.Context) ([]Lease, error) { return s.claimOnce(ctx, p) }
 		if err != nil || len(ls) > 0 {
 			return ls, err
 		}
@@ -132,7 +141,16 @@ func (s *Scheduler) Waiting() int { return int(s.waiting.Load()) }
 // claimOnce is one look for due work.
 func (s *Scheduler) claimOnce(ctx context.Context, p ClaimParams) ([]Lease, error) {
 	now := s.now()
-	res, err := s.store.RetryClaim(ctx, StoreClaimParams{
+	res, err := s.store.RetryClaim(ctx, s.storeClaim(p, now))
+	if err != nil {
+		return nil, err
+	}
+	return s.claimed(ctx, res, now)
+}
+
+// storeClaim is the store's part of a claim at now.
+func (s *Scheduler) storeClaim(p ClaimParams, now time.Time) StoreClaimParams {
+	return StoreClaimParams{
 		Now:          now,
 		N:            p.N,
 		RetryQuota:   s.retryQuota(p.N),
@@ -141,10 +159,12 @@ func (s *Scheduler) claimOnce(ctx context.Context, p ClaimParams) ([]Lease, erro
 		Keys:         newTokens(p.N),
 		PromoteLimit: promoteLimit,
 		MaxExpiries:  s.cfg.ExpiriesPerFailure,
-	})
-	if err != nil {
-		return nil, err
 	}
+}
+
+// claimed records the expiries a claim at now reported and returns its
+// grants as leases.
+func (s *Scheduler) claimed(ctx context.Context, res StoreClaimResult, now time.Time) ([]Lease, error) {
 	if len(res.Expired) > 0 {
 		// A failure here leaves the items due; the next claim retries.
 		if _, err := s.store.RetryUpdate(ctx, StoreUpdateParams{

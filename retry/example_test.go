@@ -106,3 +106,65 @@ func ExampleScheduler_Claim_wait() {
 	// Output:
 	// claimed late-arrival
 }
+
+// A worker loop that reports each batch's successes with its next claim:
+// one store transaction per batch. The call that finds no more work still
+// settles the last batch.
+func ExampleScheduler_SucceedAndClaim() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "retry-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "hostguard.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	// A clock that moves on at each reading makes each item due after the
+	// one added before it, so the claims take them in order.
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	s, err := retry.New(st, retry.Config{Now: func() time.Time { now = now.Add(time.Millisecond); return now }})
+	if err != nil {
+		panic(err)
+	}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := s.Add(ctx, retry.NewItem{ID: id}); err != nil {
+			panic(err)
+		}
+	}
+
+	var done []retry.LeaseRef
+	for {
+		leases, errs, err := s.SucceedAndClaim(ctx, done, retry.ClaimParams{N: 2, Lease: time.Minute})
+		if err != nil {
+			panic(err)
+		}
+		for i, err := range errs {
+			if err != nil {
+				fmt.Println(done[i].ID, err) // a lease lost meanwhile: someone else has the item
+			}
+		}
+		if len(leases) == 0 {
+			break
+		}
+		done = done[:0]
+		for _, l := range leases {
+			fmt.Println("working on", l.ID)
+			done = append(done, l.Ref())
+		}
+	}
+	st2, err := s.Stats(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("done:", st2.ByState["done"])
+	// Output:
+	// working on a
+	// working on b
+	// working on c
+	// working on d
+	// working on e
+	// done: 5
+}

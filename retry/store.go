@@ -74,6 +74,30 @@ type StoreWriters interface {
 	RetryWriters() int
 }
 
+// StoreSucceedClaimer is a Store that can settle successes and claim in
+// one transaction. Scheduler.SucceedAndClaim uses it when the Store has it,
+// and otherwise settles first and claims after, in two.
+type StoreSucceedClaimer interface {
+	// RetrySucceedClaim applies p.Succeed exactly as RetrySucceed would,
+	// then p.Claim exactly as RetryClaim would, in one transaction: if
+	// either step fails, neither takes effect. The claim sees the
+	// successes, so an item marked done is never among its grants.
+	RetrySucceedClaim(ctx context.Context, p StoreSucceedClaimParams) (StoreSucceedClaimResult, error)
+}
+
+// StoreSucceedClaimParams is the input of StoreSucceedClaimer.RetrySucceedClaim.
+// Succeed.Now and Claim.Now are the same time.
+type StoreSucceedClaimParams struct {
+	Succeed StoreSucceedParams
+	Claim   StoreClaimParams
+}
+
+// StoreSucceedClaimResult is the output of StoreSucceedClaimer.RetrySucceedClaim.
+type StoreSucceedClaimResult struct {
+	Succeed StoreSucceedResult
+	Claim   StoreClaimResult
+}
+
 // StorePruneParams is the input of Store.RetryPrune.
 type StorePruneParams struct {
 	Now    time.Time

@@ -1,0 +1,158 @@
+package retry
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SucceedAndClaim marks the items of done succeeded and claims the next
+// batch as Claim(ctx, p) would, in one store transaction where the Store
+// can (both bundled engines can): a busy worker's loop then commits once
+// per batch instead of twice, and on a shared disk every commit saved is
+// a flush left for other writers. Pass the leases of the previous batch
+// that worked, settle the others with Settle, and settle the last batch
+// with Settle when the loop ends.
+//
+// The []error has one entry per entry of done, as Settle reports it: nil
+// when the success took effect (or repeated one that had), ErrLeaseLost,
+// or ErrNotFound. A stale or unknown lease is reported in its entry and
+// keeps neither the other successes nor the claim from taking effect.
+// The items marked done are never among the leases returned.
+//
+// Everything is checked before anything is written: p as Claim checks it,
+// and every reference as Settle checks it (Field "done[i]" for the i-th);
+// bad input is an *InputError and changes nothing. A context that has
+// ended before the call writes nothing either.
+//
+// With p.Wait set, the successes are committed by the first look for
+// work, whatever happens next; the later looks of the wait are plain
+// claims. If the context ends while waiting, or a later look fails, the
+// error comes with the []error of the successes, which stand.
+//
+// The call is one transaction only when the Store implements
+// StoreSucceedClaimer and no item is named twice in done; otherwise the
+// successes are settled first and the claim follows, with the same
+// results. In one transaction, a store failure leaves nothing applied.
+// One case takes a second transaction: a reference the succeed step did
+// not mark done (stale, repeated, forgotten) is judged after the claim
+// through the general path; if that write fails, its entry holds the
+// store's error (sending it again with Settle is safe) while the leases,
+// which are committed, are still returned.
+func (s *Scheduler) SucceedAndClaim(ctx context.Context, done []LeaseRef, p ClaimParams) ([]Lease, []error, error) {
+	if err := checkClaim(p); err != nil {
+		return nil, nil, err
+	}
+	if len(done) > MaxClaim {
+		return nil, nil, invalid("done", "%d leases in one SucceedAndClaim, more than %d", len(done), MaxClaim)
+	}
+	seen := make(map[string]bool, len(done))
+	twice := false
+	for i, ref := range done {
+		field := "done[" + strconv.Itoa(i) + "]"
+		if err := checkID(ref.ID); err != nil {
+			return nil, nil, inField(field, err)
+		}
+		if err := checkToken(ref.Token); err != nil {
+			return nil, nil, inField(field, err)
+		}
+		twice = twice || seen[ref.ID]
+		seen[ref.ID] = true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if len(done) == 0 {
+		ls, err := s.Claim(ctx, p)
+		return ls, nil, err
+	}
+	sc, ok := s.store.(StoreSucceedClaimer)
+	if !ok || twice {
+		// Settle applies outcomes on one item in their order, which one
+		// statement over distinct ids cannot.
+		outcomes := make([]Outcome, len(done))
+		for i, ref := range done {
+			outcomes[i] = Outcome{Lease: ref, Op: OpSucceed}
+		}
+		errs, err := s.settle(ctx, outcomes, s.now(), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		ls, err := s.Claim(ctx, p)
+		return ls, errs, err
+	}
+	var errs []error
+	first := func(ctx context.Context) ([]Lease, error) {
+		ls, e, err := s.succeedClaimOnce(ctx, sc, done, p)
+		errs = e
+		return ls, err
+	}
+	if p.Wait == 0 {
+		ls, err := first(ctx)
+		return ls, errs, err
+	}
+	ls, err := s.claimWait(ctx, p, first)
+	return ls, errs, err
+}
+
+// succeedClaimOnce is one transaction of SucceedAndClaim, and the judging
+// of the references it did not mark done.
+func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc StoreSucceedClaimer, done []LeaseRef, p ClaimParams) ([]Lease, []error, error) {
+	now := s.now()
+	// Sorted ids lock rows in the order every batch writer uses.
+	order := make([]int, len(done))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(done[a].ID, done[b].ID) })
+	q := StoreSucceedParams{Now: now, IDs: make([]string, len(done)), Keys: make([]string, len(done))}
+	for k, i := range order {
+		q.IDs[k], q.Keys[k] = done[i].ID, done[i].Token
+	}
+	res, err := sc.RetrySucceedClaim(ctx, StoreSucceedClaimParams{Succeed: q, Claim: s.storeClaim(p, now)})
+	if err != nil {
+		return nil, nil, err
+	}
+	errs := make([]error, len(done))
+	var rest []int
+	for k, i := range order {
+		// A store that answers for the wrong number of ids has all of
+		// them judged again; a success repeated there is harmless.
+		if len(res.Succeed.Done) != len(done) || !res.Succeed.Done[k] {
+			rest = append(rest, i)
+		}
+	}
+	if len(rest) > 0 {
+		s.judgeSuccesses(ctx, done, rest, errs, now)
+	}
+	ls, err := s.claimed(ctx, res.Claim, now)
+	return ls, errs, err
+}
+
+// judgeSuccesses settles the successes done[rest] through the general
+// path, as Settle does those its fast path did not mark done, and puts
+// each one's result in errs.
+func (s *Scheduler) judgeSuccesses(ctx context.Context, done []LeaseRef, rest []int, errs []error, now time.Time) {
+	ids := make([]string, len(rest))
+	for k, i := range rest {
+		ids[k] = done[i].ID
+	}
+	ur, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
+		Now:        now,
+		IDs:        ids,
+		WakeBefore: wakeBefore(now),
+		Apply: func(k int, r *StoreRecord) (bool, error) {
+			ref := done[rest[k]]
+			return s.applyOutcome(r, Outcome{Lease: ref, Op: OpSucceed}, ref.Token, now)
+		},
+	})
+	for k, i := range rest {
+		if err != nil {
+			errs[i] = err
+		} else {
+			errs[i] = ur.Errs[k]
+		}
+	}
+}
