@@ -82,21 +82,34 @@ const retryClaimSQL = `SELECT * FROM retry_claim($1, $2, $3, $4, $5, $6, $7, $8)
 
 // RetryClaim implements retry.Store in one statement.
 func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
-	until := q.Now.Add(q.Lease)
+	rows, err := s.pool.Query(ctx, retryClaimSQL, retryClaimArgs(q)...)
+	if err != nil {
+		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+	}
+	res, err := scanRetryClaim(rows, q)
+	if err != nil {
+		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+	}
+	return res, nil
+}
+
+func retryClaimArgs(q retry.StoreClaimParams) []any {
 	var worker *string
 	if q.Worker != "" {
 		worker = &q.Worker
 	}
-	rows, err := s.pool.Query(ctx, retryClaimSQL, q.Now, int64(q.N), int64(q.RetryQuota), until, worker,
-		int64(q.PromoteLimit), int64(q.MaxExpiries), q.Keys)
-	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
-	}
+	return []any{q.Now, int64(q.N), int64(q.RetryQuota), q.Now.Add(q.Lease), worker,
+		int64(q.PromoteLimit), int64(q.MaxExpiries), q.Keys}
+}
+
+// scanRetryClaim reads the rows of retryClaimSQL and closes them.
+func scanRetryClaim(rows pgx.Rows, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+	until := q.Now.Add(q.Lease)
 	var res retry.StoreClaimResult
 	var g retry.StoreGrant
 	var dueAt *time.Time
 	var was int32
-	_, err = pgx.ForEachRow(rows, []any{&g.ID, &g.Gen, &g.Key, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &dueAt, &was}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&g.ID, &g.Gen, &g.Key, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &dueAt, &was}, func() error {
 		if was < 0 {
 			res.Expired = append(res.Expired, g.ID)
 			return nil
@@ -110,7 +123,7 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 		return nil
 	})
 	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+		return retry.StoreClaimResult{}, err
 	}
 	return res, nil
 }
@@ -276,15 +289,18 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	return retry.StoreUpdateResult{Errs: errs}, nil
 }
 
-// RetrySucceed implements retry.Store in one statement. The ids arrive
-// sorted, and a nested loop over them locks rows in that order, the order
-// every other batch writer uses.
+// retrySucceedSQL marks live leases done. The ids arrive sorted, and a
+// nested loop over them locks rows in that order, the order every other
+// batch writer uses.
+const retrySucceedSQL = `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
+		expiries = 0, worker = NULL, settled_gen = t.lease_gen, settled_op = 1, updated_at = $1
+	FROM unnest($2::text[], $3::text[]) AS u(id, token)
+	WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_key = u.token AND t.settled_gen <> t.lease_gen
+	RETURNING t.id`
+
+// RetrySucceed implements retry.Store in one statement.
 func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
-	rows, err := s.pool.Query(ctx, `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
-			expiries = 0, worker = NULL, settled_gen = t.lease_gen, settled_op = 1, updated_at = $1
-		FROM unnest($2::text[], $3::text[]) AS u(id, token)
-		WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_key = u.token AND t.settled_gen <> t.lease_gen
-		RETURNING t.id`, q.Now, q.IDs, q.Keys)
+	rows, err := s.pool.Query(ctx, retrySucceedSQL, q.Now, q.IDs, q.Keys)
 	if err != nil {
 		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
@@ -292,15 +308,20 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (r
 	if err != nil {
 		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
-	at := make(map[string]int, len(q.IDs))
-	for i, id := range q.IDs {
+	return retry.StoreSucceedResult{Done: retrySucceeded(q.IDs, ids)}, nil
+}
+
+// retrySucceeded says, per entry of ids, whether it is among marked.
+func retrySucceeded(ids, marked []string) []bool {
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
 		at[id] = i
 	}
-	done := make([]bool, len(q.IDs))
-	for _, id := range ids {
+	done := make([]bool, len(ids))
+	for _, id := range marked {
 		done[at[id]] = true
 	}
-	return retry.StoreSucceedResult{Done: done}, nil
+	return done
 }
 
 func retryText(s string) *string {

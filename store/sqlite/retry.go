@@ -10,10 +10,14 @@ import (
 
 	"github.com/hostguard/hostguard/internal/retrystore"
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/store/internal/fault"
 )
 
 // Compile-time proof that the store serves the retry scheduler.
-var _ retry.Store = (*Store)(nil)
+var (
+	_ retry.Store               = (*Store)(nil)
+	_ retry.StoreSucceedClaimer = (*Store)(nil)
+)
 
 // RetryAdd implements retry.Store.
 func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
@@ -94,13 +98,27 @@ type retryCandidate struct {
 // RetryClaim implements retry.Store in one write transaction.
 func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
 	var res retry.StoreClaimResult
-	now := micros(q.Now)
 	st, err := s.stmts(ctx, retryDueSQL, retryPromoteSQL, retryCandidatesSQL, retrySeqSQL, retryLeaseSQL)
 	if err != nil {
 		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res = retry.StoreClaimResult{}
+		var err error
+		res, err = retryClaimTx(ctx, tx, st, q)
+		return err
+	})
+	if err != nil {
+		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
+	}
+	return res, nil
+}
+
+// retryClaimTx is the claim inside tx, with st the statements RetryClaim
+// prepares.
+func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+	now := micros(q.Now)
+	var res retry.StoreClaimResult
+	err := func() error {
 		expired, err := retryPromote(ctx, tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1]), now, q.PromoteLimit, q.MaxExpiries)
 		if err != nil {
 			return err
@@ -169,11 +187,8 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 			return fmt.Errorf("leased %d of %d picked items", n, len(picks))
 		}
 		return nil
-	})
-	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
-	}
-	return res, nil
+	}()
+	return res, err
 }
 
 // retryPromote marks the oldest items whose time has come as ready (see
@@ -353,43 +368,78 @@ const retrySucceedSQL = `UPDATE retry_items SET state = 3, ready = 0, next_at = 
 
 // RetrySucceed implements retry.Store in one statement.
 func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
+	st, err := s.prepared(ctx, s.w, retrySucceedSQL)
+	if err != nil {
+		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+	}
+	var done []bool
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		done, err = retrySucceedTx(ctx, tx, st, q)
+		return err
+	})
+	if err != nil {
+		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+	}
+	return retry.StoreSucceedResult{Done: done}, nil
+}
+
+// retrySucceedTx runs retrySucceedSQL (prepared as st) inside tx and says
+// which entries of q.IDs it marked done.
+func retrySucceedTx(ctx context.Context, tx *sql.Tx, st *sql.Stmt, q retry.StoreSucceedParams) ([]bool, error) {
 	pairs := make([][2]any, len(q.IDs))
 	for i := range q.IDs {
 		pairs[i] = [2]any{q.IDs[i], q.Keys[i]}
 	}
 	list, err := json.Marshal(pairs)
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return nil, err
 	}
-	st, err := s.prepared(ctx, s.w, retrySucceedSQL)
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, micros(q.Now), string(list))
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return nil, err
+	}
+	at := make(map[string]int, len(q.IDs))
+	for i, id := range q.IDs {
+		at[id] = i
 	}
 	done := make([]bool, len(q.IDs))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		done[at[id]] = true
+	}
+	return done, rows.Close()
+}
+
+// RetrySucceedClaim implements retry.StoreSucceedClaimer in one write
+// transaction.
+func (s *Store) RetrySucceedClaim(ctx context.Context, q retry.StoreSucceedClaimParams) (retry.StoreSucceedClaimResult, error) {
+	st, err := s.stmts(ctx, retryDueSQL, retryPromoteSQL, retryCandidatesSQL, retrySeqSQL, retryLeaseSQL, retrySucceedSQL)
+	if err != nil {
+		return retry.StoreSucceedClaimResult{}, fmt.Errorf("sqlite: retry succeed and claim: %w", err)
+	}
+	var res retry.StoreSucceedClaimResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		clear(done)
-		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, micros(q.Now), string(list))
-		if err != nil {
-			return err
-		}
-		at := make(map[string]int, len(q.IDs))
-		for i, id := range q.IDs {
-			at[id] = i
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
+		res = retry.StoreSucceedClaimResult{}
+		var err error
+		if len(q.Succeed.IDs) > 0 {
+			if res.Succeed.Done, err = retrySucceedTx(ctx, tx, st[5], q.Succeed); err != nil {
 				return err
 			}
-			done[at[id]] = true
 		}
-		return rows.Close()
+		if res.Claim, err = retryClaimTx(ctx, tx, st[:5], q.Claim); err != nil {
+			return err
+		}
+		return fault.AfterLast(ctx)
 	})
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return retry.StoreSucceedClaimResult{}, fmt.Errorf("sqlite: retry succeed and claim: %w", err)
 	}
-	return retry.StoreSucceedResult{Done: done}, nil
+	return res, nil
 }
 
 const (
