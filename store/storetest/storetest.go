@@ -41,6 +41,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("evidence policy", func(t *testing.T) { testEvidencePolicy(t, newHarness) })
 	t.Run("feed", func(t *testing.T) { testFeed(t, newHarness) })
 	t.Run("retry", func(t *testing.T) { testRetry(t, newHarness) })
+	t.Run("retry succeed and claim", func(t *testing.T) { testRetrySucceedClaim(t, newHarness) })
 	t.Run("retry wakes", func(t *testing.T) { testRetryWakes(t, newHarness) })
 	t.Run("retry list", func(t *testing.T) { testRetryList(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
