@@ -45,15 +45,9 @@ func addItems(ctx context.Context, s *retry.Scheduler, prefix string, n, batch i
 	return nil
 }
 
-// claimAndSucceed claims up to n items and records them all as succeeded,
-// calling seen for each. It returns how many it settled and how long the
-// Claim call took.
-func claimAndSucceed(ctx context.Context, s *retry.Scheduler, n int, seen func(retry.Lease)) (int, time.Duration, error) {
-	return claimAndSucceedWait(ctx, s, n, 0, seen)
-}
-
-// claimAndSucceedWait is claimAndSucceed with a claim that waits up to
-// wait for work.
+// claimAndSucceedWait claims up to n items, waiting up to wait for work,
+// and records them all as succeeded, calling seen for each. It returns how
+// many it settled and how long the Claim call took.
 func claimAndSucceedWait(ctx context.Context, s *retry.Scheduler, n int, wait time.Duration, seen func(retry.Lease)) (int, time.Duration, error) {
 	t0 := time.Now()
 	leases, err := s.Claim(ctx, retry.ClaimParams{N: n, Lease: time.Minute, Worker: "bench", Wait: wait})
@@ -76,6 +70,59 @@ func claimAndSucceedWait(ctx context.Context, s *retry.Scheduler, n int, wait ti
 		return 0, took, fmt.Errorf("queue: settle: %w", err)
 	}
 	return len(leases), took, nil
+}
+
+// batchWorker reports each batch's successes with its next claim
+// (Scheduler.SucceedAndClaim), so that a batch costs one store transaction
+// instead of a claim's and a settlement's.
+type batchWorker struct {
+	s    *retry.Scheduler
+	n    int
+	held []retry.LeaseRef
+}
+
+// next records the batch held as succeeded and claims up to w.n more. It
+// waits up to wait for work only when it holds nothing: successes are
+// then counted when they commit, never after a wait. It returns how many
+// items it settled and how many it claimed.
+func (w *batchWorker) next(ctx context.Context, wait time.Duration) (settled, claimed int, err error) {
+	if len(w.held) > 0 {
+		wait = 0
+	}
+	leases, errs, err := w.s.SucceedAndClaim(ctx, w.held, retry.ClaimParams{N: w.n, Lease: time.Minute, Worker: "bench", Wait: wait})
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, fmt.Errorf("queue: succeed: %w", err)
+	}
+	settled = len(w.held)
+	w.held = w.held[:0]
+	for _, l := range leases {
+		w.held = append(w.held, l.Ref())
+	}
+	return settled, len(leases), nil
+}
+
+// finish settles the batch still held, when the loop ends with one.
+func (w *batchWorker) finish(ctx context.Context) (int, error) {
+	if len(w.held) == 0 {
+		return 0, nil
+	}
+	outcomes := make([]retry.Outcome, len(w.held))
+	for i, ref := range w.held {
+		outcomes[i] = retry.Outcome{Lease: ref, Op: retry.OpSucceed}
+	}
+	errs, err := w.s.Settle(ctx, outcomes)
+	if err == nil {
+		err = errors.Join(errs...)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queue: settle: %w", err)
+	}
+	n := len(w.held)
+	w.held = w.held[:0]
+	return n, nil
 }
 
 // HostguardCycle adds o.N items to the empty store at dsn, then works them
@@ -106,17 +153,21 @@ func HostguardCycle(ctx context.Context, dsn string, o CycleOptions) (Cycle, err
 	t0 = time.Now()
 	for w := range o.Workers {
 		wg.Go(func() {
+			bw := &batchWorker{s: s, n: o.ClaimBatch}
 			for done.Load() < int64(o.N) {
-				n, _, err := claimAndSucceed(ctx, s, o.ClaimBatch, nil)
+				settled, claimed, err := bw.next(ctx, 0)
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				if n == 0 { // the rest are leased by other workers
+				if settled == 0 && claimed == 0 { // the rest are leased by other workers
 					time.Sleep(time.Millisecond)
 				}
-				done.Add(int64(n))
+				done.Add(int64(settled))
 			}
+			n, err := bw.finish(ctx)
+			done.Add(int64(n))
+			errs[w] = err
 		})
 	}
 	wg.Wait()

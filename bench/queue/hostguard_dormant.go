@@ -90,20 +90,29 @@ func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size,
 	t0 := time.Now()
 	for w := range workers {
 		workWG.Go(func() {
-			for drained.Load() < int64(len(ids)) {
-				n, _, err := claimAndSucceedWait(ctx, s, 100, time.Second, nil)
-				if err != nil {
-					if drainedAt.Load() == 0 { // not the cancellation below
-						errs[callers+w] = err
-					}
-					return
-				}
+			bw := &batchWorker{s: s, n: 100}
+			count := func(n int) {
 				if n > 0 && drained.Add(int64(n)) >= int64(len(ids)) {
 					// The last one: the other worker may be waiting.
 					drainedAt.CompareAndSwap(0, int64(time.Since(t0)))
 					cancel()
 				}
 			}
+			for drained.Load() < int64(len(ids)) {
+				n, _, err := bw.next(ctx, time.Second)
+				if err != nil {
+					if drainedAt.Load() == 0 { // not the cancellation below
+						errs[callers+w] = err
+					}
+					return
+				}
+				count(n)
+			}
+			n, err := bw.finish(ctx)
+			if err != nil && drainedAt.Load() == 0 {
+				errs[callers+w] = err
+			}
+			count(n)
 		})
 	}
 	for c := range callers {

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -148,26 +149,32 @@ func round(ctx context.Context, o options) (measures, error) {
 	var workWG sync.WaitGroup
 	for range o.workers {
 		workWG.Go(func() {
+			// Each batch's successes go with the next claim, one
+			// transaction for both; a worker waits for work only when it
+			// holds none, so that successes count when they commit.
+			var held []retry.LeaseRef
 			for wctx.Err() == nil {
-				ls, err := s.Claim(wctx, retry.ClaimParams{N: 100, Lease: time.Minute, Wait: time.Second})
+				wait := time.Second
+				if len(held) > 0 {
+					wait = 0
+				}
+				ls, errs, err := s.SucceedAndClaim(wctx, held, retry.ClaimParams{N: 100, Lease: time.Minute, Wait: wait})
 				if err != nil {
 					if wctx.Err() == nil {
 						workErr <- err
 					}
 					return
 				}
+				if err := errors.Join(errs...); err != nil {
+					workErr <- err
+					return
+				}
 				claims.Add(1)
-				outs := make([]retry.Outcome, len(ls))
-				for i, l := range ls {
-					outs[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpSucceed}
+				drained.Add(int64(len(held)))
+				held = held[:0]
+				for _, l := range ls {
+					held = append(held, l.Ref())
 				}
-				if len(outs) > 0 {
-					if _, err := s.Settle(ctx, outs); err != nil {
-						workErr <- err
-						return
-					}
-				}
-				drained.Add(int64(len(ls)))
 			}
 		})
 	}
