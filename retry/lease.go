@@ -237,26 +237,48 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 	if len(rest) == 0 {
 		return errs, nil
 	}
-	restIDs := make([]string, len(rest))
+	res, err := s.applyOutcomes(ctx, outcomes, rest, now)
+	if err != nil {
+		return nil, err
+	}
 	for k, i := range rest {
-		restIDs[k] = ids[i]
+		errs[i] = res[k]
+	}
+	return errs, nil
+}
+
+// applyOutcomes judges outcomes[rest] against their stored records, in
+// one store update, and returns each one's result in rest's order.
+func (s *Scheduler) applyOutcomes(ctx context.Context, outcomes []Outcome, rest []int, now time.Time) ([]error, error) {
+	ids := make([]string, len(rest))
+	for k, i := range rest {
+		ids[k] = outcomes[i].Lease.ID
 	}
 	res, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
 		Now:        now,
-		IDs:        restIDs,
+		IDs:        ids,
 		WakeBefore: wakeBefore(now),
 		Apply: func(k int, r *StoreRecord) (bool, error) {
-			i := rest[k]
-			return s.applyOutcome(r, outcomes[i], keys[i], now)
+			o := outcomes[rest[k]]
+			return s.applyOutcome(r, o, o.Lease.Token, now)
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	for k, i := range rest {
-		errs[i] = res.Errs[k]
+	return res.Errs, nil
+}
+
+// succeedParams is the store's one-statement success for the entries idx
+// of ids and keys, sorted by id so that it locks rows in the order every
+// batch writer uses. It sorts idx into that order.
+func succeedParams(ids, keys []string, idx []int, now time.Time) StoreSucceedParams {
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	q := StoreSucceedParams{Now: now, IDs: make([]string, len(idx)), Keys: make([]string, len(idx))}
+	for k, i := range idx {
+		q.IDs[k], q.Keys[k] = ids[i], keys[i]
 	}
-	return errs, nil
+	return q
 }
 
 // succeedFast marks live leases done through the store's one-statement
@@ -281,12 +303,7 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []
 	if len(fast) == 0 {
 		return todo
 	}
-	slices.SortFunc(fast, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
-	q := StoreSucceedParams{Now: now, IDs: make([]string, len(fast)), Keys: make([]string, len(fast))}
-	for k, i := range fast {
-		q.IDs[k], q.Keys[k] = ids[i], keys[i]
-	}
-	res, err := s.store.RetrySucceed(ctx, q)
+	res, err := s.store.RetrySucceed(ctx, succeedParams(ids, keys, fast, now))
 	if err != nil || len(res.Done) != len(fast) {
 		// The general path will report the error, or get it right.
 		return todo

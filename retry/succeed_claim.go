@@ -2,10 +2,7 @@ package retry
 
 import (
 	"context"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 )
 
 // SucceedAndClaim marks the items of done succeeded and claims the next
@@ -101,16 +98,14 @@ func (s *Scheduler) SucceedAndClaim(ctx context.Context, done []LeaseRef, p Clai
 // of the references it did not mark done.
 func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc StoreSucceedClaimer, done []LeaseRef, p ClaimParams) ([]Lease, []error, error) {
 	now := s.now()
-	// Sorted ids lock rows in the order every batch writer uses.
+	outcomes := make([]Outcome, len(done))
+	ids, keys := make([]string, len(done)), make([]string, len(done))
 	order := make([]int, len(done))
-	for i := range order {
-		order[i] = i
+	for i, ref := range done {
+		outcomes[i] = Outcome{Lease: ref, Op: OpSucceed}
+		ids[i], keys[i], order[i] = ref.ID, ref.Token, i
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(done[a].ID, done[b].ID) })
-	q := StoreSucceedParams{Now: now, IDs: make([]string, len(done)), Keys: make([]string, len(done))}
-	for k, i := range order {
-		q.IDs[k], q.Keys[k] = done[i].ID, done[i].Token
-	}
+	q := succeedParams(ids, keys, order, now)
 	res, err := sc.RetrySucceedClaim(ctx, StoreSucceedClaimParams{Succeed: q, Claim: s.storeClaim(p, now)})
 	if err != nil {
 		return nil, nil, err
@@ -125,34 +120,17 @@ func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc StoreSucceedClaimer
 		}
 	}
 	if len(rest) > 0 {
-		s.judgeSuccesses(ctx, done, rest, errs, now)
+		// The claim is committed: a failure of this second write is
+		// each of these successes' to report, not the call's.
+		judged, err := s.applyOutcomes(ctx, outcomes, rest, now)
+		for k, i := range rest {
+			if err != nil {
+				errs[i] = err
+			} else {
+				errs[i] = judged[k]
+			}
+		}
 	}
 	ls, err := s.claimed(ctx, res.Claim, now)
 	return ls, errs, err
-}
-
-// judgeSuccesses settles the successes done[rest] through the general
-// path, as Settle does those its fast path did not mark done, and puts
-// each one's result in errs.
-func (s *Scheduler) judgeSuccesses(ctx context.Context, done []LeaseRef, rest []int, errs []error, now time.Time) {
-	ids := make([]string, len(rest))
-	for k, i := range rest {
-		ids[k] = done[i].ID
-	}
-	ur, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
-		Now:        now,
-		IDs:        ids,
-		WakeBefore: wakeBefore(now),
-		Apply: func(k int, r *StoreRecord) (bool, error) {
-			ref := done[rest[k]]
-			return s.applyOutcome(r, Outcome{Lease: ref, Op: OpSucceed}, ref.Token, now)
-		},
-	})
-	for k, i := range rest {
-		if err != nil {
-			errs[i] = err
-		} else {
-			errs[i] = ur.Errs[k]
-		}
-	}
 }
