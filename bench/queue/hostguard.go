@@ -72,20 +72,23 @@ func claimAndSucceedWait(ctx context.Context, s *retry.Scheduler, n int, wait ti
 	return len(leases), took, nil
 }
 
-// batchWorker reports each batch's successes with its next claim
+// BatchWorker reports each batch's successes with its next claim
 // (Scheduler.SucceedAndClaim), so that a batch costs one store transaction
-// instead of a claim's and a settlement's.
-type batchWorker struct {
+// instead of a claim's and a settlement's. One goroutine uses it.
+type BatchWorker struct {
 	s    *retry.Scheduler
 	n    int
 	held []retry.LeaseRef
 }
 
-// next records the batch held as succeeded and claims up to w.n more. It
+// NewBatchWorker is a BatchWorker of s claiming up to n items at a time.
+func NewBatchWorker(s *retry.Scheduler, n int) *BatchWorker { return &BatchWorker{s: s, n: n} }
+
+// Next records the batch held as succeeded and claims up to w.n more. It
 // waits up to wait for work only when it holds nothing: successes are
 // then counted when they commit, never after a wait. It returns how many
 // items it settled and how many it claimed.
-func (w *batchWorker) next(ctx context.Context, wait time.Duration) (settled, claimed int, err error) {
+func (w *BatchWorker) Next(ctx context.Context, wait time.Duration) (settled, claimed int, err error) {
 	if len(w.held) > 0 {
 		wait = 0
 	}
@@ -104,8 +107,8 @@ func (w *batchWorker) next(ctx context.Context, wait time.Duration) (settled, cl
 	return settled, len(leases), nil
 }
 
-// finish settles the batch still held, when the loop ends with one.
-func (w *batchWorker) finish(ctx context.Context) (int, error) {
+// Finish settles the batch still held, when the loop ends with one.
+func (w *BatchWorker) Finish(ctx context.Context) (int, error) {
 	if len(w.held) == 0 {
 		return 0, nil
 	}
@@ -153,9 +156,9 @@ func HostguardCycle(ctx context.Context, dsn string, o CycleOptions) (Cycle, err
 	t0 = time.Now()
 	for w := range o.Workers {
 		wg.Go(func() {
-			bw := &batchWorker{s: s, n: o.ClaimBatch}
+			bw := NewBatchWorker(s, o.ClaimBatch)
 			for done.Load() < int64(o.N) {
-				settled, claimed, err := bw.next(ctx, 0)
+				settled, claimed, err := bw.Next(ctx, 0)
 				if err != nil {
 					errs[w] = err
 					return
@@ -165,7 +168,7 @@ func HostguardCycle(ctx context.Context, dsn string, o CycleOptions) (Cycle, err
 				}
 				done.Add(int64(settled))
 			}
-			n, err := bw.finish(ctx)
+			n, err := bw.Finish(ctx)
 			done.Add(int64(n))
 			errs[w] = err
 		})

@@ -90,7 +90,7 @@ func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size,
 	t0 := time.Now()
 	for w := range workers {
 		workWG.Go(func() {
-			bw := &batchWorker{s: s, n: 100}
+			bw := NewBatchWorker(s, 100)
 			count := func(n int) {
 				if n > 0 && drained.Add(int64(n)) >= int64(len(ids)) {
 					// The last one: the other worker may be waiting.
@@ -99,7 +99,7 @@ func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size,
 				}
 			}
 			for drained.Load() < int64(len(ids)) {
-				n, _, err := bw.next(ctx, time.Second)
+				n, _, err := bw.Next(ctx, time.Second)
 				if err != nil {
 					if drainedAt.Load() == 0 { // not the cancellation below
 						errs[callers+w] = err
@@ -108,7 +108,7 @@ func hostguardBurst(ctx context.Context, s *retry.Scheduler, ids []string, size,
 				}
 				count(n)
 			}
-			n, err := bw.finish(ctx)
+			n, err := bw.Finish(ctx)
 			if err != nil && drainedAt.Load() == 0 {
 				errs[callers+w] = err
 			}

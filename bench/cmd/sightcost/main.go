@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -30,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard"
+	"github.com/hostguard/hostguard/bench/queue"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -150,31 +150,18 @@ func round(ctx context.Context, o options) (measures, error) {
 	for range o.workers {
 		workWG.Go(func() {
 			// Each batch's successes go with the next claim, one
-			// transaction for both; a worker waits for work only when it
-			// holds none, so that successes count when they commit.
-			var held []retry.LeaseRef
+			// transaction for both.
+			bw := queue.NewBatchWorker(s, 100)
 			for wctx.Err() == nil {
-				wait := time.Second
-				if len(held) > 0 {
-					wait = 0
-				}
-				ls, errs, err := s.SucceedAndClaim(wctx, held, retry.ClaimParams{N: 100, Lease: time.Minute, Wait: wait})
+				n, _, err := bw.Next(wctx, time.Second)
 				if err != nil {
 					if wctx.Err() == nil {
 						workErr <- err
 					}
 					return
 				}
-				if err := errors.Join(errs...); err != nil {
-					workErr <- err
-					return
-				}
 				claims.Add(1)
-				drained.Add(int64(len(held)))
-				held = held[:0]
-				for _, l := range ls {
-					held = append(held, l.Ref())
-				}
+				drained.Add(int64(n))
 			}
 		})
 	}
