@@ -105,6 +105,19 @@ type Config struct {
 	// the id can be added as new work. Zero means DefaultKeepDone (30
 	// days); negative keeps done items for ever (Prune deletes nothing).
 	KeepDone time.Duration
+	// SyncSightings makes every sighting wait, before Observe returns,
+	// until the store has it on disk, as every other write does. By
+	// default a sighting without a source of items that already exist
+	// (the change that Observe and ObserveMany make to known items) is
+	// acknowledged once it is committed, before the disk has it:
+	// PostgreSQL commits it with synchronous_commit off, so a crash of
+	// the database server, or of its machine, within a fraction of a
+	// second of the sighting can lose it (never an item, an add, a claim
+	// or a settlement: those always wait). A restart or kill -9 of the
+	// program loses nothing. SQLite ignores the setting: its commits
+	// never wait for the disk (synchronous=NORMAL). See "Sightings and
+	// the disk" in docs/design.md.
+	SyncSightings bool
 	// Now is the clock for every time decision. Nil means time.Now.
 	Now func() time.Time
 	// Rand returns uniform numbers in [0, 1) for jitter and for rounding

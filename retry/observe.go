@@ -134,6 +134,7 @@ func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObservePara
 			Priority:     p.Priority,
 			Payload:      p.Payload,
 			WakeBefore:   wakeBefore(now),
+			Lazy:         !s.cfg.SyncSightings,
 		})
 		if err != nil {
 			return nil, err

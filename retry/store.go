@@ -303,6 +303,11 @@ type StoreObserveParams struct {
 	// claims are woken only if an item was added, or a sighting left an
 	// item pending or scheduled and due before it (zero: any).
 	WakeBefore time.Time
+	// Lazy lets the store acknowledge the sightings of existing ids once
+	// they are committed, before they are on disk (Config.SyncSightings
+	// is false). Items added for AddIfMissing are written durably
+	// whatever it says.
+	Lazy bool
 }
 
 // StoreObserveResult is the output of Store.RetryObserve.

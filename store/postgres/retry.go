@@ -362,11 +362,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		}
 		return r, err
 	}
-	rows, err := s.observeKnown(ctx, q)
-	if err != nil {
-		return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
-	}
-	seen, err := pgx.CollectRows(rows, scan)
+	seen, err := s.observeKnown(ctx, q, scan)
 	if err != nil {
 		return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 	}
@@ -428,19 +424,54 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 // single row holds nothing while it waits for it, so it cannot be part of
 // a deadlock, and the plain update by key cost PostgreSQL 40 % less CPU
 // than the locking one (docs/benchmarks.md, "One sighting, one row").
-func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams) (pgx.Rows, error) {
-	if len(q.IDs) == 1 {
-		return s.pool.Query(ctx, `UPDATE retry_items t SET `+retryObserveSet+`
-			WHERE t.id = $5
-			RETURNING t.id, false, t.state, t.priority, t.next_at`,
-			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs[0])
-	}
-	return s.pool.Query(ctx, `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
+//
+// A lazy sighting runs in the same implicit transaction as a set_config
+// that turns synchronous_commit off for that transaction only: its commit
+// then returns without waiting for the WAL flush, the wait that bounds
+// what one caller can do (docs/design.md, "Sightings and the disk").
+func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams,
+	scan pgx.RowToFunc[retry.ObserveResult]) ([]retry.ObserveResult, error) {
+	sql, args := `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
 		UPDATE retry_items t SET `+retryObserveSet+`
 		FROM l WHERE t.id = l.id AND t.id = ANY ($5)
 		RETURNING t.id, false, t.state, t.priority, t.next_at`,
-		q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs)
+		[]any{q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, q.IDs}
+	if len(q.IDs) == 1 {
+		sql = `UPDATE retry_items t SET ` + retryObserveSet + `
+			WHERE t.id = $5
+			RETURNING t.id, false, t.state, t.priority, t.next_at`
+		args[4] = q.IDs[0]
+	}
+	if !q.Lazy {
+		rows, err := s.pool.Query(ctx, sql, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, scan)
+	}
+	b := &pgx.Batch{}
+	b.Queue(retryLazyCommitSQL)
+	b.Queue(sql, args...)
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	var seen []retry.ObserveResult
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			seen, err = pgx.CollectRows(rows, scan)
+		}
+	}
+	// Close reads through the commit: a commit that failed is an error
+	// of this call, whatever the update returned.
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return seen, err
 }
+
+// retryLazyCommitSQL lets the commit of the transaction it runs in return
+// before the WAL is flushed; is_local limits it to that transaction.
+const retryLazyCommitSQL = `SELECT set_config('synchronous_commit', 'off', true)`
 
 // RetryGet implements retry.Store.
 func (s *Store) RetryGet(ctx context.Context, q retry.StoreGetParams) (retry.StoreGetResult, error) {
