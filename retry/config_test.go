@@ -92,3 +92,30 @@ func TestClassesDecodeFromJSON(t *testing.T) {
 		t.Fatalf("not a list: %v; want ErrInvalid", err)
 	}
 }
+
+// TestScheduleSpellsItsSettings: what Stats shows under "schedule" is the
+// configuration file's spelling, so an operator can compare the two.
+func TestScheduleSpellsItsSettings(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want []string
+	}{
+		{Config{}, []string{`"reactivate_within":"10m0s"`, `"keep_done":"720h0m0s"`, `"sync_sightings":false`, `"classes":{}`}},
+		{Config{KeepDone: -1, SyncSightings: true, ReactivateWithin: time.Second},
+			[]string{`"reactivate_within":"1s"`, `"keep_done":"forever"`, `"sync_sightings":true`}},
+	} {
+		s, err := New(nopStore{}, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(s.Schedule())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%+v: schedule %s, want %s in it", tc.cfg, b, w)
+			}
+		}
+	}
+}

@@ -194,6 +194,9 @@ type Schedule struct {
 	ReactivateWithin time.Duration `json:"-"`
 	// KeepDone is how long done items are kept; negative for ever.
 	KeepDone time.Duration `json:"-"`
+	// SyncSightings is whether every sighting waits for the disk
+	// (Config.SyncSightings).
+	SyncSightings bool `json:"sync_sightings"`
 }
 
 // MarshalJSON spells the durations as Go duration strings, as the

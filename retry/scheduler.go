@@ -154,5 +154,6 @@ func (s *Scheduler) Schedule() Schedule {
 		Classes:          maps.Clone(s.cfg.Classes),
 		ReactivateWithin: s.cfg.ReactivateWithin,
 		KeepDone:         s.cfg.KeepDone,
+		SyncSightings:    s.cfg.SyncSightings,
 	}
 }

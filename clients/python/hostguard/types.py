@@ -26,6 +26,7 @@ __all__ = [
     "ObserveResult",
     "SettleOutcome",
     "SettleResult",
+    "Schedule",
     "QueueStats",
     "Grant",
     "GrantSettlement",
@@ -182,12 +183,23 @@ class SettleResult(TypedDict, total=False):
     error: str  # "lease_lost" or "not_found"
 
 
+class Schedule(TypedDict, total=False):
+    """The ``retry`` settings a node applies; durations are Go strings."""
+
+    default: List[str]
+    classes: Dict[str, Any]
+    reactivate_within: str
+    keep_done: str
+    sync_sightings: bool
+
+
 class QueueStats(TypedDict, total=False):
     total: int
     by_state: Dict[str, int]
     by_class: Dict[str, int]
     due_now: int
     oldest_due_lag_seconds: float
+    schedule: Schedule
 
 
 class Grant(TypedDict, total=False):

@@ -153,6 +153,17 @@ export interface QueueStats {
   due_now: number;
   oldest_due_lag_seconds: number;
   due?: DueHistogram;
+  /** The schedule this node applies (the `retry` section of its configuration file). */
+  schedule?: {
+    /** Go durations, the wait after the n-th failure in a row. */
+    default?: string[];
+    classes?: Record<string, Record<string, unknown>>;
+    reactivate_within?: string;
+    /** A Go duration, or forever. */
+    keep_done?: string;
+    /** Whether sightings of known items wait for the disk on PostgreSQL. */
+    sync_sightings?: boolean;
+  };
 }
 
 /** Pending and scheduled items by when they are next due: due now, within 1 h, 1 d, 7 d and 30 d (each past the bucket before), and later. */

@@ -119,14 +119,16 @@ func TestParseConfigRetryClasses(t *testing.T) {
 			"hash_mismatch": {"ladder": ["24h", "168h", "720h"], "escalate": "sources"},
 			"no_peers": {"ladder": ["1h", "6h"]}
 		},
-		"keep_done": "240h"
+		"keep_done": "240h",
+		"sync_sightings": true
 	}}`), testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hm, np := c.retry.Classes["hash_mismatch"], c.retry.Classes["no_peers"]
 	if len(hm.Ladder) != 3 || hm.Ladder[2] != 720*time.Hour || hm.Escalate != retry.BySources ||
-		len(np.Ladder) != 2 || np.Escalate != "" || c.retry.KeepDone != 240*time.Hour {
+		len(np.Ladder) != 2 || np.Escalate != "" || c.retry.KeepDone != 240*time.Hour ||
+		!c.retry.SyncSightings {
 		t.Fatalf("retry: %+v", c.retry)
 	}
 }

@@ -141,6 +141,7 @@ var options = []option{
 	{name: "retry.default", field: func(s *settings) any { return &s.retry.Default }, fileOnly: true},
 	{name: "retry.reactivate_within", field: func(s *settings) any { return &s.retry.ReactivateWithin }, fileOnly: true},
 	{name: "retry.keep_done", field: func(s *settings) any { return &s.retry.KeepDone }, fileOnly: true},
+	{name: "retry.sync_sightings", field: func(s *settings) any { return &s.retry.SyncSightings }, fileOnly: true},
 	{name: "evidence.fingerprint", field: func(s *settings) any { return &s.evidence.Fingerprint }, fileOnly: true},
 	{name: "evidence.ttl", field: func(s *settings) any { return &s.evidence.TTL }, fileOnly: true},
 	{name: "evidence.negative_ttl", field: func(s *settings) any { return &s.evidence.NegativeTTL }, fileOnly: true},
