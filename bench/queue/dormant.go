@@ -26,6 +26,9 @@ type DormantOptions struct {
 	Burst int
 	// Limit abandons a run that takes longer; 0 means 10 minutes.
 	Limit time.Duration
+	// SyncSightings makes hostguard's sightings wait for the disk
+	// (retry.Config.SyncSightings), as River's JobRetry does.
+	SyncSightings bool
 }
 
 func (o DormantOptions) withDefaults() DormantOptions {

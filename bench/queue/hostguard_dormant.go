@@ -27,7 +27,7 @@ func HostguardDormant(ctx context.Context, dsn string, o DormantOptions) (Dorman
 	// job available now, so the drain measures claiming them rather than
 	// a configured delay. (With 1 ms, a woken worker looked before the
 	// item was due, found nothing, and looked again 5 ms later.)
-	s, closeStore, err := openScheduler(ctx, dsn, retry.Config{ReactivateWithin: time.Microsecond})
+	s, closeStore, err := openScheduler(ctx, dsn, retry.Config{ReactivateWithin: time.Microsecond, SyncSightings: o.SyncSightings})
 	if err != nil {
 		return Dormant{}, err
 	}

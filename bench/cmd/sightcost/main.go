@@ -39,6 +39,7 @@ type options struct {
 	server, db                       string
 	backlog, burst, callers, workers int
 	rounds                           int
+	sync                             bool
 }
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	flag.IntVar(&o.callers, "callers", 4, "goroutines calling Observe")
 	flag.IntVar(&o.workers, "workers", 2, "goroutines in blocking claims draining what is reactivated (0: none)")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds, each on a fresh database")
+	flag.BoolVar(&o.sync, "sync-sightings", false, "sightings wait for the disk (retry.Config.SyncSightings)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -106,7 +108,7 @@ func round(ctx context.Context, o options) (measures, error) {
 	}
 	defer st.Close()
 	// Reactivated items are due at once, as in queuebench.
-	s, err := retry.New(st, retry.Config{ReactivateWithin: time.Microsecond})
+	s, err := retry.New(st, retry.Config{ReactivateWithin: time.Microsecond, SyncSightings: o.sync})
 	if err != nil {
 		return measures{}, err
 	}
