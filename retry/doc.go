@@ -60,7 +60,11 @@
 //
 // A Scheduler keeps nothing in memory: everything is in its Store
 // (hostguard.Open gives one: SQLite for one node, PostgreSQL for several),
-// so a restart, or a kill -9, loses no item and no schedule. Claims are
+// so a restart, or a kill -9, loses no item and no schedule. (One
+// exception, and only for a crash of the database server itself: on
+// PostgreSQL a sighting of a known item does not wait for the disk, so
+// the last fraction of a second of them can be lost; see
+// Config.SyncSightings.) Claims are
 // served from an index over due items only, so their cost does not grow
 // with the number of items waiting for the future.
 package retry
