@@ -177,17 +177,27 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		waiting = false
 		inserted := map[string]bool{}
 		if a := q.AddMissing; a != nil {
-			// Sorted ids: concurrent inserts of the same ids wait for
-			// each other in one order. An id another transaction is
-			// inserting is waited for, then found.
+			// One statement takes every item row, in id order: it
+			// inserts the missing ones and locks the others (an id
+			// another transaction is inserting is waited for, then
+			// locked). The locking read below then waits for nothing.
+			// Its statement trigger takes the counter rows at its end,
+			// after the items, as every writer does: an insert that
+			// left the existing items to the locking read held counter
+			// rows while it waited for them, and deadlocked against a
+			// writer of the same counter shard that held one of them.
+			// The conflict action updates nothing (WHERE false) but
+			// locks the row; naming the key column makes that lock FOR
+			// UPDATE, as strong as the locking read's.
 			var payload []byte
 			if len(a.Payload) > 0 {
 				payload = a.Payload
 			}
-			rows, err := tx.Query(ctx, `INSERT INTO retry_items
+			rows, err := tx.Query(ctx, `INSERT INTO retry_items AS t
 					(id, priority, state, ready, next_at, created_at, updated_at, payload)
 				SELECT u.id, $2, 0, true, $3, $3, $3, $4 FROM unnest($1::text[]) AS u(id) ORDER BY u.id
-				ON CONFLICT (id) DO NOTHING RETURNING id`, distinct, int32(a.Priority), q.Now, payload)
+				ON CONFLICT (id) DO UPDATE SET id = excluded.id WHERE false
+				RETURNING t.id`, distinct, int32(a.Priority), q.Now, payload)
 			if err != nil {
 				return err
 			}
