@@ -18,7 +18,8 @@ var (
 	_ retry.StoreWriters = (*Store)(nil)
 )
 
-// RetryAdd implements retry.Store in one statement.
+// RetryAdd implements retry.Store in one statement, which takes the rows
+// in id order (see RetryUpdate).
 func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
 	n := len(q.Items)
 	ids := make([]string, n)
@@ -35,7 +36,7 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 			(id, priority, state, ready, next_at, created_at, updated_at, payload)
 		SELECT u.id, u.priority, 0, u.next_at <= $1, u.next_at, $1, $1, u.payload
 		FROM unnest($2::text[], $3::int[], $4::timestamptz[], $5::bytea[]) AS u(id, priority, next_at, payload)
-		ORDER BY u.id
+		ORDER BY u.id COLLATE "C"
 		ON CONFLICT (id) DO UPDATE SET priority = excluded.priority, updated_at = excluded.updated_at
 			WHERE t.priority < excluded.priority
 		RETURNING xmax = 0`, q.Now, ids, prios, ats, payloads)
@@ -163,8 +164,20 @@ func collectRetryRecord(row pgx.CollectableRow) (*retry.StoreRecord, error) {
 	return scanRetryRecord(row)
 }
 
-// RetryUpdate implements retry.Store. Rows are locked in id order, the
-// same order every batch writer uses, so concurrent batches cannot deadlock.
+// RetryUpdate implements retry.Store. Rows are locked in id order, so
+// concurrent batches cannot deadlock.
+//
+// The retry store's lock order: every statement that takes several item
+// rows takes them in the order of their ids' bytes, the order Go sorts
+// them in, so that no two writers can each hold a row the other waits
+// for. In SQL that is ORDER BY id COLLATE "C": a plain ORDER BY id (and a
+// scan of the primary key) follows the database's collation, which,
+// unless it is C, sorts "a_b" before "a-b" and "a" before "A". An update
+// by join takes its rows in whatever order its plan reads them, so one
+// that may have to wait for rows locks them first in a sorted subquery
+// (observeKnown, RetrySucceed). All item rows come before counter rows
+// (retry_counts), which the statement triggers take in key order at the
+// end of each statement.
 func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (retry.StoreUpdateResult, error) {
 	distinct := slices.Clone(q.IDs)
 	slices.Sort(distinct)
@@ -195,7 +208,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			}
 			rows, err := tx.Query(ctx, `INSERT INTO retry_items AS t
 					(id, priority, state, ready, next_at, created_at, updated_at, payload)
-				SELECT u.id, $2, 0, true, $3, $3, $3, $4 FROM unnest($1::text[]) AS u(id) ORDER BY u.id
+				SELECT u.id, $2, 0, true, $3, $3, $3, $4 FROM unnest($1::text[]) AS u(id) ORDER BY u.id COLLATE "C"
 				ON CONFLICT (id) DO UPDATE SET id = excluded.id WHERE false
 				RETURNING t.id`, distinct, int32(a.Priority), q.Now, payload)
 			if err != nil {
@@ -210,7 +223,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			}
 		}
 		rows, err := tx.Query(ctx, `SELECT `+retryRecordColumns+` FROM retry_items
-			WHERE id = ANY($1) ORDER BY id FOR UPDATE`, distinct)
+			WHERE id = ANY($1) ORDER BY id COLLATE "C" FOR UPDATE`, distinct)
 		if err != nil {
 			return err
 		}
@@ -299,18 +312,31 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	return retry.StoreUpdateResult{Errs: errs}, nil
 }
 
-// retrySucceedSQL marks live leases done. The ids arrive sorted, and a
-// nested loop over them locks rows in that order, the order every other
-// batch writer uses.
-const retrySucceedSQL = `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
-		expiries = 0, worker = NULL, settled_gen = t.lease_gen, settled_op = 1, updated_at = $1
+// retrySucceedSQL marks live leases done, on rows the transaction has
+// locked already (RetrySucceedClaim): an update by join takes its rows in
+// its plan's order, which is the sorted ids' order for a nested loop over
+// them but the collation's for a scan of the primary key.
+const retrySucceedSQL = retrySucceedUpdate + `
 	FROM unnest($2::text[], $3::text[]) AS u(id, token)
-	WHERE t.id = u.id AND t.id = ANY ($2) AND t.lease_key = u.token AND t.settled_gen <> t.lease_gen
+	WHERE ` + retrySucceedWhere
+
+// retryLockSucceedSQL is retrySucceedSQL taking its rows in id order
+// first (see RetryUpdate).
+const retryLockSucceedSQL = `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($2) ORDER BY id COLLATE "C" FOR UPDATE)
+	` + retrySucceedUpdate + `
+	FROM l, unnest($2::text[], $3::text[]) AS u(id, token)
+	WHERE t.id = l.id AND ` + retrySucceedWhere
+
+const (
+	retrySucceedUpdate = `UPDATE retry_items t SET state = 3, ready = false, next_at = NULL, fails = 0,
+		expiries = 0, worker = NULL, settled_gen = t.lease_gen, settled_op = 1, updated_at = $1`
+	retrySucceedWhere = `t.id = u.id AND t.id = ANY ($2) AND t.lease_key = u.token AND t.settled_gen <> t.lease_gen
 	RETURNING t.id`
+)
 
 // RetrySucceed implements retry.Store in one statement.
 func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
-	rows, err := s.pool.Query(ctx, retrySucceedSQL, q.Now, q.IDs, q.Keys)
+	rows, err := s.pool.Query(ctx, retryLockSucceedSQL, q.Now, q.IDs, q.Keys)
 	if err != nil {
 		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
@@ -393,7 +419,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		}
 		rows, err := s.pool.Query(ctx, `INSERT INTO retry_items AS t
 				(id, priority, state, ready, next_at, observations, last_seen, created_at, updated_at, payload)
-			SELECT u.id, $6, 0, true, $1, 1, $1, $1, $1, $7 FROM unnest($5::text[]) AS u(id) ORDER BY u.id
+			SELECT u.id, $6, 0, true, $1, 1, $1, $1, $1, $7 FROM unnest($5::text[]) AS u(id) ORDER BY u.id COLLATE "C"
 			ON CONFLICT (id) DO UPDATE SET `+retryObserveSet+`
 			RETURNING t.id, xmax = 0, t.state, t.priority, t.next_at`,
 			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, missing, int32(q.Priority), payload)
@@ -426,8 +452,9 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 }
 
 // observeKnown updates the rows of the ids that exist. A batch locks its
-// rows in id order first: the update alone locks them in whatever order
-// its plan reads them, and two nodes' overlapping batches then deadlock.
+// rows in id order (see RetryUpdate) first: the update alone locks them
+// in whatever order its plan reads them, and two nodes' overlapping
+// batches then deadlock.
 // The update repeats the ids as an index condition: joined only to the
 // locked rows, the planner of a table without statistics read all of it
 // for a batch of 1 000. One id needs neither: a statement that locks a
@@ -441,7 +468,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 // what one caller can do (docs/design.md, "Sightings and the disk").
 func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams,
 	scan pgx.RowToFunc[retry.ObserveResult]) ([]retry.ObserveResult, error) {
-	sql, args := `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id FOR UPDATE)
+	sql, args := `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id COLLATE "C" FOR UPDATE)
 		UPDATE retry_items t SET `+retryObserveSet+`
 		FROM l WHERE t.id = l.id AND t.id = ANY ($5)
 		RETURNING t.id, false, t.state, t.priority, t.next_at`,

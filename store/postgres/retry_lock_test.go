@@ -2,7 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -179,4 +184,355 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 			t.Errorf("%s: state %v, want %v", id, got.Record.State, want)
 		}
 	}
+}
+
+// collatedDB creates a database whose default collation is ICU's en-US,
+// which sorts ids differently from their bytes ("a_b" before "a-b", "a"
+// before "A", "ä" before "b"), and returns its DSN. The database is
+// dropped when the test ends.
+func collatedDB(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	storetest.PostgresDSN(t) // skips without a server
+	base := os.Getenv("HOSTGUARD_TEST_POSTGRES")
+	if base == "" {
+		base = storetest.DefaultPostgres
+	}
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "hgtest_icu_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+name+
+		` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && (pe.Code == "42704" || pe.Code == "0A000" || pe.Code == "42601") {
+			t.Skipf("this server cannot create an ICU database: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Logf("drop database %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, `DROP DATABASE `+name+` WITH (FORCE)`); err != nil {
+			t.Logf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	db, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	var icu bool
+	if err := db.QueryRow(ctx, `SELECT 'a_b' < 'a-b' AND 'a' < 'A'`).Scan(&icu); err != nil || !icu {
+		t.Fatalf("the database sorts ids by their bytes (%v): the test needs a collation that does not", err)
+	}
+	return u.String()
+}
+
+// schemaDSN creates a schema in the database of dsn and returns a DSN that
+// uses it, with the run-time settings of params added.
+func schemaDSN(ctx context.Context, t *testing.T, dsn string, params map[string]string) string {
+	t.Helper()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "hgtest_" + hex.EncodeToString(b[:])
+	if _, err := db.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	for k, v := range params {
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestRetryCollatedUpdateAndSucceed: on a database whose collation does not
+// sort ids by their bytes, a locking update and a success of the same
+// items lock them in one order. The update used to lock in the
+// collation's order (ORDER BY id) and the success in the order of its
+// sorted ids (bytes); each took the row the other wanted next.
+//
+// The test holds a KEY SHARE lock on "a-b": the locking read (FOR UPDATE)
+// waits for it, the success's update (FOR NO KEY UPDATE) does not, so
+// the success can take "a-b" first while the update waits.
+func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := schemaDSN(ctx, t, collatedDB(ctx, t), nil)
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ids := []string{"a-b", "a_b"} // byte order
+	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: []retry.NewItem{
+		{ID: ids[0], NotBefore: now}, {ID: ids[1], NotBefore: now}}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.RetryClaim(ctx, retry.StoreClaimParams{Now: now, N: 2, RetryQuota: 1, Lease: time.Hour,
+		Keys: []string{"k0", "k1"}, PromoteLimit: 10, MaxExpiries: 3})
+	if err != nil || len(c.Grants) != 2 {
+		t.Fatalf("claim: %v, %d grants", err, len(c.Grants))
+	}
+	keyOf := map[string]string{}
+	for _, g := range c.Grants {
+		keyOf[g.ID] = g.Key
+	}
+
+	blocker, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(context.Background())
+	if _, err := blocker.Exec(ctx, `SELECT 1 FROM retry_items WHERE id = 'a-b' FOR KEY SHARE`); err != nil {
+		t.Fatal(err)
+	}
+	var blockerPID int32
+	if err := blocker.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&blockerPID); err != nil {
+		t.Fatal(err)
+	}
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
+
+	updated := make(chan error, 1)
+	go func() {
+		_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
+			Apply: func(int, *retry.StoreRecord) (bool, error) { return false, nil }})
+		updated <- err
+	}()
+	waitfor.True(t, 10*time.Second, "the update waits for the test's lock", func() bool {
+		for _, by := range blockedBy(ctx, t, watch) {
+			if slices.Contains(by, blockerPID) {
+				return true
+			}
+		}
+		return false
+	})
+	succeeded := make(chan error, 1)
+	go func() {
+		_, err := s.RetrySucceed(ctx, retry.StoreSucceedParams{Now: now, IDs: ids,
+			Keys: []string{keyOf[ids[0]], keyOf[ids[1]]}})
+		succeeded <- err
+	}()
+	var errSucceed error
+	done := false
+	waitfor.True(t, 10*time.Second, "the success ends or waits", func() bool {
+		select {
+		case errSucceed = <-succeeded:
+			done = true
+			return true
+		default:
+		}
+		return len(blockedBy(ctx, t, watch)) >= 2
+	})
+	if err := blocker.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !done {
+		errSucceed = <-succeeded
+	}
+	errUpdate := <-updated
+	if isDeadlock(errUpdate) || isDeadlock(errSucceed) {
+		t.Fatalf("deadlock: update: %v; success: %v", errUpdate, errSucceed)
+	}
+	if errUpdate != nil || errSucceed != nil {
+		t.Fatalf("update: %v; success: %v", errUpdate, errSucceed)
+	}
+	for _, id := range ids {
+		got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Record.State != retry.Done {
+			t.Errorf("%s: state %v, want done", id, got.Record.State)
+		}
+	}
+}
+
+// TestRetryLocksInByteOrder: every statement of the retry store that
+// waits for item rows takes them in the order of their ids' bytes, on a
+// database whose collation sorts them otherwise, with custom and with
+// generic plans. The test holds one row; each statement, stopped at it,
+// must hold exactly the rows whose ids' bytes sort before it.
+func TestRetryLocksInByteOrder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db := collatedDB(ctx, t)
+	ids := []string{"A", "a", "a-b", "a_b", "b", "ä"} // byte order
+	const stop = "a_b"
+	want := ids[:slices.Index(ids, stop)] // the collation's: a, A
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	type op func(ctx context.Context, s *postgres.Store, keys []string) error
+	ops := []struct {
+		name string
+		run  op
+	}{
+		{"add", func(ctx context.Context, s *postgres.Store, _ []string) error {
+			items := make([]retry.NewItem, len(ids))
+			for i, id := range ids {
+				items[i] = retry.NewItem{ID: id, NotBefore: now}
+			}
+			_, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: items})
+			return err
+		}},
+		{"update", func(ctx context.Context, s *postgres.Store, _ []string) error {
+			_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
+				Apply: func(int, *retry.StoreRecord) (bool, error) { return true, nil }})
+			return err
+		}},
+		{"update adding", func(ctx context.Context, s *postgres.Store, _ []string) error {
+			_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: append([]string{"c"}, ids...),
+				AddMissing: &retry.NewItem{},
+				Apply:      func(int, *retry.StoreRecord) (bool, error) { return true, nil }})
+			return err
+		}},
+		{"observe", func(ctx context.Context, s *postgres.Store, _ []string) error {
+			_, err := s.RetryObserve(ctx, retry.StoreObserveParams{Now: now, IDs: ids, MaxPriority: 10, PullTo: now})
+			return err
+		}},
+		{"succeed", func(ctx context.Context, s *postgres.Store, keys []string) error {
+			_, err := s.RetrySucceed(ctx, retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys})
+			return err
+		}},
+		{"succeed and claim", func(ctx context.Context, s *postgres.Store, keys []string) error {
+			_, err := s.RetrySucceedClaim(ctx, retry.StoreSucceedClaimParams{
+				Succeed: retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys},
+				Claim: retry.StoreClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
+					Keys: []string{"next"}, PromoteLimit: 10, MaxExpiries: 3}})
+			return err
+		}},
+	}
+	for _, plans := range []string{"auto", "force_generic_plan"} {
+		for _, o := range ops {
+			t.Run(o.name+"/"+plans, func(t *testing.T) {
+				dsn := schemaDSN(ctx, t, db, map[string]string{"plan_cache_mode": plans})
+				s, err := postgres.Open(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				keys := leaseAll(ctx, t, s, ids, now)
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(context.Background())
+				hold, err := conn.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer hold.Rollback(context.Background())
+				var holder int32
+				if err := hold.QueryRow(ctx, `SELECT pg_backend_pid() FROM retry_items WHERE id = $1 FOR UPDATE`, stop).Scan(&holder); err != nil {
+					t.Fatal(err)
+				}
+				ran := make(chan error, 1)
+				go func() { ran <- o.run(ctx, s, keys) }()
+				watch, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer watch.Close(context.Background())
+				waitfor.True(t, 10*time.Second, "the statement waits for "+stop, func() bool {
+					for _, by := range blockedBy(ctx, t, watch) {
+						if slices.Contains(by, holder) {
+							return true
+						}
+					}
+					return false
+				})
+				probe, err := watch.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := probe.Query(ctx, `SELECT id FROM retry_items WHERE id = ANY ($1) FOR UPDATE SKIP LOCKED`, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				free, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := probe.Rollback(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var locked []string
+				for _, id := range ids {
+					if id != stop && !slices.Contains(free, id) {
+						locked = append(locked, id)
+					}
+				}
+				if err := hold.Rollback(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-ran; err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(locked, want) {
+					t.Fatalf("waiting for %q, the statement held %q; want %q", stop, locked, want)
+				}
+			})
+		}
+	}
+}
+
+// leaseAll adds ids as items and leases them, and returns their lease
+// tokens in the order of ids.
+func leaseAll(ctx context.Context, t *testing.T, s *postgres.Store, ids []string, now time.Time) []string {
+	t.Helper()
+	items := make([]retry.NewItem, len(ids))
+	tokens := make([]string, len(ids))
+	for i, id := range ids {
+		items[i] = retry.NewItem{ID: id, NotBefore: now}
+		tokens[i] = fmt.Sprintf("k%d", i)
+	}
+	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: items}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.RetryClaim(ctx, retry.StoreClaimParams{Now: now, N: len(ids), RetryQuota: 1, Lease: time.Hour,
+		Keys: tokens, PromoteLimit: 100, MaxExpiries: 3})
+	if err != nil || len(c.Grants) != len(ids) {
+		t.Fatalf("claim: %v, %d grants", err, len(c.Grants))
+	}
+	keys := make([]string, len(ids))
+	for _, g := range c.Grants {
+		keys[slices.Index(ids, g.ID)] = g.Key
+	}
+	return keys
 }

@@ -12,8 +12,8 @@ import (
 var _ retry.StoreSucceedClaimer = (*Store)(nil)
 
 // The statements of RetrySucceedClaim that only take locks, in the order
-// every writer takes them: item rows first, in id order, then counter
-// rows in key order.
+// every writer takes them: item rows first, in id order (see RetryUpdate),
+// then counter rows in key order.
 //
 // Each statement that changes an item's state locks its counter rows
 // (retry_counts, by the statement trigger) in key order at its end. The
@@ -28,7 +28,7 @@ var _ retry.StoreSucceedClaimer = (*Store)(nil)
 // holds one of them and waits for a counter row cannot wait for us.
 const (
 	retryLockItemsSQL = `SELECT count(*) FROM
-		(SELECT 1 FROM retry_items WHERE id = ANY ($1) ORDER BY id FOR UPDATE) l`
+		(SELECT 1 FROM retry_items WHERE id = ANY ($1) ORDER BY id COLLATE "C" FOR UPDATE) l`
 	retryLockCountsSQL = `SELECT count(*) FROM
 		(SELECT 1 FROM retry_counts WHERE shard = pg_backend_pid() % 16 ORDER BY state, class FOR UPDATE) c`
 )
