@@ -32,8 +32,8 @@ import (
 // counter shard of retry_counts (pg_backend_pid() % 16, migration 0003),
 // and holds every other connection of the pool until release is called
 // (before s closes): the next two calls of s that run at once use that
-// shard.
-func sameShard(ctx context.Context, t *testing.T, s *postgres.Store) (release func()) {
+// shard, which it returns.
+func sameShard(ctx context.Context, t *testing.T, s *postgres.Store) (shard int32, release func()) {
 	t.Helper()
 	pool := s.Pool()
 	max := int(pool.Config().MaxConns)
@@ -63,7 +63,7 @@ func sameShard(ctx context.Context, t *testing.T, s *postgres.Store) (release fu
 		}
 		if o, ok := byShard[pid%16]; ok {
 			delete(byShard, pid%16)
-			pair = []*pgxpool.Conn{o, c}
+			pair, shard = []*pgxpool.Conn{o, c}, pid%16
 			continue
 		}
 		byShard[pid%16] = c
@@ -71,7 +71,7 @@ func sameShard(ctx context.Context, t *testing.T, s *postgres.Store) (release fu
 	for _, c := range pair {
 		c.Release()
 	}
-	return func() {
+	return shard, func() {
 		for _, c := range byShard {
 			c.Release()
 		}
@@ -130,7 +130,8 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: []retry.NewItem{{ID: "x", NotBefore: now}}}); err != nil {
 		t.Fatal(err)
 	}
-	defer sameShard(ctx, t, s)()
+	_, release := sameShard(ctx, t, s)
+	defer release()
 
 	// The writer holding an item: it locks x, and once let go makes it
 	// scheduled, so that its statement trigger takes the shard's counter
@@ -535,4 +536,125 @@ func leaseAll(ctx context.Context, t *testing.T, s *postgres.Store, ids []string
 		keys[slices.Index(ids, g.ID)] = g.Key
 	}
 	return keys
+}
+
+// TestRetryCountersLockInByteOrder: the counter rows of a shard are taken
+// in the byte order of their class, by the statement trigger and by
+// RetrySucceedClaim's locking read alike, on a database whose collation
+// sorts the classes otherwise.
+func TestRetryCountersLockInByteOrder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := schemaDSN(ctx, t, collatedDB(ctx, t), nil)
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	classes := []string{"A", "a", "a-b", "a_b", "b", "ä"} // byte order
+	const stop = "a_b"
+	want := classes[:slices.Index(classes, stop)]
+	ids := make([]string, len(classes))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("item%d", i)
+	}
+	keys := leaseAll(ctx, t, s, ids, now)
+	shard, release := sameShard(ctx, t, s)
+	defer release()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
+	// Rows that exist: a row a statement inserts is invisible to the probe.
+	if _, err := conn.Exec(ctx, `INSERT INTO retry_counts (shard, state, class, n)
+		SELECT $1, 1, c, 0 FROM unnest($2::text[]) AS c ON CONFLICT DO NOTHING`, shard, classes); err != nil {
+		t.Fatal(err)
+	}
+
+	// lockedAt runs run while the test holds the shard's counter row of
+	// scheduled items of class stop, and returns the classes of the
+	// other such rows that run held when it waited for it.
+	lockedAt := func(run func() error) []string {
+		t.Helper()
+		hold, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hold.Rollback(context.Background())
+		var holder int32
+		if err := hold.QueryRow(ctx, `SELECT pg_backend_pid() FROM retry_counts
+			WHERE shard = $1 AND state = 1 AND class = $2 FOR UPDATE`, shard, stop).Scan(&holder); err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan error, 1)
+		go func() { ran <- run() }()
+		waitfor.True(t, 10*time.Second, "the statement waits for the counter row", func() bool {
+			for _, by := range blockedBy(ctx, t, watch) {
+				if slices.Contains(by, holder) {
+					return true
+				}
+			}
+			return false
+		})
+		probe, err := watch.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := probe.Query(ctx, `SELECT class FROM retry_counts WHERE shard = $1 AND state = 1
+			FOR UPDATE SKIP LOCKED`, shard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		free, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := probe.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var locked []string
+		for _, c := range classes {
+			if c != stop && !slices.Contains(free, c) {
+				locked = append(locked, c)
+			}
+		}
+		if err := hold.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-ran; err != nil {
+			t.Fatal(err)
+		}
+		return locked
+	}
+
+	// The trigger: each item fails with its own class.
+	got := lockedAt(func() error {
+		_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
+			Apply: func(i int, r *retry.StoreRecord) (bool, error) {
+				r.State, r.LastClass, r.NextAt = retry.Scheduled, classes[i], now.Add(time.Hour)
+				return true, nil
+			}})
+		return err
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("the statement trigger, waiting for %q, held %q; want %q", stop, got, want)
+	}
+	// The locking read of a success and claim.
+	got = lockedAt(func() error {
+		_, err := s.RetrySucceedClaim(ctx, retry.StoreSucceedClaimParams{
+			Succeed: retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys},
+			Claim: retry.StoreClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
+				Keys: []string{"next"}, PromoteLimit: 10, MaxExpiries: 3}})
+		return err
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("RetrySucceedClaim, waiting for %q, held %q; want %q", stop, got, want)
+	}
 }

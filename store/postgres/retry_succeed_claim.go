@@ -30,7 +30,7 @@ const (
 	retryLockItemsSQL = `SELECT count(*) FROM
 		(SELECT 1 FROM retry_items WHERE id = ANY ($1) ORDER BY id COLLATE "C" FOR UPDATE) l`
 	retryLockCountsSQL = `SELECT count(*) FROM
-		(SELECT 1 FROM retry_counts WHERE shard = pg_backend_pid() % 16 ORDER BY state, class FOR UPDATE) c`
+		(SELECT 1 FROM retry_counts WHERE shard = pg_backend_pid() % 16 ORDER BY state, class COLLATE "C" FOR UPDATE) c`
 )
 
 // RetrySucceedClaim implements retry.StoreSucceedClaimer in one round
