@@ -9,3 +9,8 @@ func SetRetryNotifyGap(s *Store, d time.Duration) {
 	defer s.wake.mu.Unlock()
 	s.wake.gap = d
 }
+
+// SetRetryTxAttempts sets how many times s runs a retry write transaction
+// that PostgreSQL aborted as a deadlock's victim; 1 runs each once, for a
+// test that needs to see the deadlock. Call it before the first write.
+func SetRetryTxAttempts(s *Store, n int) { s.txAttempts = n }

@@ -32,6 +32,8 @@ var migrationFS embed.FS
 type Store struct {
 	pool *pgxpool.Pool
 	wake retryWaker // wakes waiting retry claims; see retry_wake.go
+	// txAttempts, when not zero, replaces retryTxAttempts (tests).
+	txAttempts int
 }
 
 // Open connects to the database named by dsn (postgres://... or a key=value

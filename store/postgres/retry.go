@@ -165,7 +165,9 @@ func collectRetryRecord(row pgx.CollectableRow) (*retry.StoreRecord, error) {
 }
 
 // RetryUpdate implements retry.Store. Rows are locked in id order, so
-// concurrent batches cannot deadlock.
+// concurrent batches cannot deadlock. A run that PostgreSQL aborts for
+// the sake of another transaction is run again, Apply included, a few
+// times (retryTxAttempts): the aborted run committed nothing.
 //
 // The retry store's lock order: every statement that takes several item
 // rows takes them in the order of their ids' bytes, the order Go sorts
@@ -185,7 +187,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	var errs []error
 	// waiting is whether a written record waits for a claim again.
 	var waiting bool
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	update := func(tx pgx.Tx) error {
 		errs = make([]error, len(q.IDs))
 		waiting = false
 		inserted := map[string]bool{}
@@ -302,7 +304,8 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
 			gens, settled, ops, seen, lastSeen, updated, keys, srcs)
 		return err
-	})
+	}
+	err := s.runTx(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, update) })
 	if err != nil {
 		return retry.StoreUpdateResult{}, fmt.Errorf("postgres: retry update: %w", err)
 	}

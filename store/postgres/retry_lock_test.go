@@ -120,6 +120,7 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	postgres.SetRetryTxAttempts(s, 1) // a deadlock is to be seen, not run again
 
 	db, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -290,6 +291,7 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	postgres.SetRetryTxAttempts(s, 1) // a deadlock is to be seen, not run again
 
 	db, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -656,5 +658,122 @@ func TestRetryCountersLockInByteOrder(t *testing.T) {
 	})
 	if !slices.Equal(got, want) {
 		t.Errorf("RetrySucceedClaim, waiting for %q, held %q; want %q", stop, got, want)
+	}
+}
+
+// TestRetryDeadlockVictimRunsAgain: a write transaction that PostgreSQL
+// aborts as a deadlock's victim runs again and commits; with a single
+// run allowed, the caller gets the 40P01. The other side is the test's
+// own transaction, which locks the items in the opposite order and waits
+// longer before it looks for deadlocks, so that the store's is the one
+// aborted.
+func TestRetryDeadlockVictimRunsAgain(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ids := []string{"p", "q"}
+	ops := []struct {
+		name string
+		run  func(ctx context.Context, s *postgres.Store, keys []string) error
+		// check reads what run committed.
+		check func(ctx context.Context, t *testing.T, s *postgres.Store)
+	}{
+		{"update", func(ctx context.Context, s *postgres.Store, _ []string) error {
+			_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
+				Apply: func(_ int, r *retry.StoreRecord) (bool, error) {
+					r.Priority++
+					return true, nil
+				}})
+			return err
+		}, func(ctx context.Context, t *testing.T, s *postgres.Store) {
+			for _, id := range ids {
+				got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
+				if err != nil || got.Record.Priority != 1 {
+					t.Errorf("%s: priority %d (%v), want 1: one change, applied once", id, got.Record.Priority, err)
+				}
+			}
+		}},
+		{"succeed and claim", func(ctx context.Context, s *postgres.Store, keys []string) error {
+			_, err := s.RetrySucceedClaim(ctx, retry.StoreSucceedClaimParams{
+				Succeed: retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys},
+				Claim: retry.StoreClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
+					Keys: []string{"next"}, PromoteLimit: 10, MaxExpiries: 3}})
+			return err
+		}, func(ctx context.Context, t *testing.T, s *postgres.Store) {
+			for _, id := range ids {
+				got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
+				if err != nil || got.Record.State != retry.Done {
+					t.Errorf("%s: state %v (%v), want done", id, got.Record.State, err)
+				}
+			}
+		}},
+	}
+	for _, o := range ops {
+		for _, attempts := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s/attempts=%d", o.name, attempts), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				dsn := storetest.PostgresDSN(t)
+				s, err := postgres.Open(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				if attempts > 0 {
+					postgres.SetRetryTxAttempts(s, attempts)
+				}
+				keys := leaseAll(ctx, t, s, ids, now)
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(context.Background())
+				watch, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer watch.Close(context.Background())
+
+				other, err := conn.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer other.Rollback(context.Background())
+				var holder int32
+				if err := other.QueryRow(ctx, `SELECT pg_backend_pid() FROM retry_items WHERE id = 'q' FOR UPDATE`).Scan(&holder); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := other.Exec(ctx, `SET LOCAL deadlock_timeout = '30s'`); err != nil {
+					t.Fatal(err)
+				}
+				ran := make(chan error, 1)
+				go func() { ran <- o.run(ctx, s, keys) }()
+				waitfor.True(t, 10*time.Second, "the store's transaction waits for q", func() bool {
+					for _, by := range blockedBy(ctx, t, watch) {
+						if slices.Contains(by, holder) {
+							return true
+						}
+					}
+					return false
+				})
+				// The store holds p and waits for q; the test, holding q,
+				// now waits for p. PostgreSQL aborts the store's run.
+				if _, err := other.Exec(ctx, `SELECT 1 FROM retry_items WHERE id = 'p' FOR UPDATE`); err != nil {
+					t.Fatalf("the test's transaction: %v", err)
+				}
+				if err := other.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+				err = <-ran
+				if attempts == 1 {
+					if !isDeadlock(err) {
+						t.Fatalf("one run: got %v, want the deadlock", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.check(ctx, t, s)
+			})
+		}
 	}
 }

@@ -36,14 +36,15 @@ const (
 // RetrySucceedClaim implements retry.StoreSucceedClaimer in one round
 // trip: the statements go as one batch, which PostgreSQL runs as one
 // implicit transaction, committed at its end, or rolled back whole when
-// any statement fails.
+// any statement fails. A batch PostgreSQL aborts for the sake of another
+// transaction is sent again a few times (retryTxAttempts).
 func (s *Store) RetrySucceedClaim(ctx context.Context, q retry.StoreSucceedClaimParams) (retry.StoreSucceedClaimResult, error) {
 	if len(q.Succeed.IDs) == 0 {
 		c, err := s.RetryClaim(ctx, q.Claim)
 		return retry.StoreSucceedClaimResult{Claim: c}, err
 	}
 	var res retry.StoreSucceedClaimResult
-	if err := s.succeedClaim(ctx, q, &res); err != nil {
+	if err := s.runTx(ctx, func() error { return s.succeedClaim(ctx, q, &res) }); err != nil {
 		return retry.StoreSucceedClaimResult{}, fmt.Errorf("postgres: retry succeed and claim: %w", err)
 	}
 	return res, nil
