@@ -214,7 +214,11 @@ type StoreUpdateParams struct {
 	// Apply is called once per entry of IDs whose item exists, in order,
 	// inside the store's transaction, with the item's record locked. It
 	// changes r in place and reports whether it did; a non-nil error is
-	// reported for entry i and must come with no change.
+	// reported for entry i and must come with no change. A store may run
+	// its transaction again after the database aborted it (PostgreSQL,
+	// for a deadlock), calling Apply again on records read afresh, so
+	// Apply must decide from r alone and overwrite, not accumulate, what
+	// it records outside it.
 	Apply func(i int, r *StoreRecord) (changed bool, err error)
 }
 
