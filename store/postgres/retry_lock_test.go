@@ -472,35 +472,8 @@ func TestRetryLocksInByteOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer watch.Close(context.Background())
-				waitfor.True(t, 10*time.Second, "the statement waits for "+stop, func() bool {
-					for _, by := range blockedBy(ctx, t, watch) {
-						if slices.Contains(by, holder) {
-							return true
-						}
-					}
-					return false
-				})
-				probe, err := watch.Begin(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := probe.Query(ctx, `SELECT id FROM retry_items WHERE id = ANY ($1) FOR UPDATE SKIP LOCKED`, ids)
-				if err != nil {
-					t.Fatal(err)
-				}
-				free, err := pgx.CollectRows(rows, pgx.RowTo[string])
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := probe.Rollback(ctx); err != nil {
-					t.Fatal(err)
-				}
-				var locked []string
-				for _, id := range ids {
-					if id != stop && !slices.Contains(free, id) {
-						locked = append(locked, id)
-					}
-				}
+				locked := heldWhileWaiting(ctx, t, watch, holder, stop, ids,
+					`SELECT id FROM retry_items WHERE id = ANY ($1) FOR UPDATE SKIP LOCKED`, ids)
 				if err := hold.Rollback(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -513,6 +486,45 @@ func TestRetryLocksInByteOrder(t *testing.T) {
 			})
 		}
 	}
+}
+
+// heldWhileWaiting waits until a statement is blocked by holder (waiting
+// for stop), then returns which of all, stop aside, it holds: the rows
+// that probe, a SELECT ... FOR UPDATE SKIP LOCKED of the keys of all, cannot
+// take.
+func heldWhileWaiting(ctx context.Context, t *testing.T, watch *pgx.Conn, holder int32, stop string, all []string,
+	probe string, args ...any) []string {
+	t.Helper()
+	waitfor.True(t, 10*time.Second, "the statement waits for "+stop, func() bool {
+		for _, by := range blockedBy(ctx, t, watch) {
+			if slices.Contains(by, holder) {
+				return true
+			}
+		}
+		return false
+	})
+	tx, err := watch.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, probe, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var locked []string
+	for _, k := range all {
+		if k != stop && !slices.Contains(free, k) {
+			locked = append(locked, k)
+		}
+	}
+	return locked
 }
 
 // leaseAll adds ids as items and leases them, and returns their lease
@@ -597,36 +609,8 @@ func TestRetryCountersLockInByteOrder(t *testing.T) {
 		}
 		ran := make(chan error, 1)
 		go func() { ran <- run() }()
-		waitfor.True(t, 10*time.Second, "the statement waits for the counter row", func() bool {
-			for _, by := range blockedBy(ctx, t, watch) {
-				if slices.Contains(by, holder) {
-					return true
-				}
-			}
-			return false
-		})
-		probe, err := watch.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := probe.Query(ctx, `SELECT class FROM retry_counts WHERE shard = $1 AND state = 1
-			FOR UPDATE SKIP LOCKED`, shard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		free, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := probe.Rollback(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var locked []string
-		for _, c := range classes {
-			if c != stop && !slices.Contains(free, c) {
-				locked = append(locked, c)
-			}
-		}
+		locked := heldWhileWaiting(ctx, t, watch, holder, stop, classes,
+			`SELECT class FROM retry_counts WHERE shard = $1 AND state = 1 FOR UPDATE SKIP LOCKED`, shard)
 		if err := hold.Rollback(ctx); err != nil {
 			t.Fatal(err)
 		}
