@@ -107,10 +107,11 @@ type Config struct {
 	KeepDone time.Duration
 	// SyncSightings makes every sighting wait, before Observe returns,
 	// until the store has it on disk, as every other write does. By
-	// default a sighting without a source of items that already exist
-	// (the change that Observe and ObserveMany make to known items) is
-	// acknowledged once it is committed, before the disk has it:
-	// PostgreSQL commits it with synchronous_commit off, so a crash of
+	// default a sighting of items that already exist (the change that
+	// Observe and ObserveMany make to known items, with or without a
+	// source; a call that adds an item waits) is acknowledged once it is
+	// committed, before the disk has it: PostgreSQL commits it with
+	// synchronous_commit off, so a crash of
 	// the database server, or of its machine, within a fraction of a
 	// second of the sighting can lose it (never an item, an add, a claim
 	// or a settlement: those always wait). A restart or kill -9 of the

@@ -167,6 +167,7 @@ func (s *Scheduler) observeFrom(ctx context.Context, ids []string, p ObservePara
 		Now:        now,
 		IDs:        ids,
 		WakeBefore: wakeBefore(now),
+		Lazy:       !s.cfg.SyncSightings,
 		Apply: func(_ int, r *StoreRecord) (bool, error) {
 			return s.applyObserve(r, p.Source, boost, now, pullTo)
 		},

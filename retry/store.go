@@ -211,6 +211,10 @@ type StoreUpdateParams struct {
 	// scheduled and due before it; zero wakes for any such item. Nothing
 	// due before every waiting claim has ended needs one.
 	WakeBefore time.Time
+	// Lazy lets the store acknowledge the update once it is committed,
+	// before it is on disk, when it inserted no item (sightings with a
+	// source, Config.SyncSightings false).
+	Lazy bool
 	// Apply is called once per entry of IDs whose item exists, in order,
 	// inside the store's transaction, with the item's record locked. It
 	// changes r in place and reports whether it did; a non-nil error is

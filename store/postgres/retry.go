@@ -290,7 +290,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			lastSeen = append(lastSeen, retryTime(r.LastSeen))
 			updated = append(updated, &upd)
 		}
-		_, err = tx.Exec(ctx, `UPDATE retry_items t SET priority = u.priority, state = u.state, ready = u.ready,
+		const write = `UPDATE retry_items t SET priority = u.priority, state = u.state, ready = u.ready,
 				next_at = u.next_at, attempts = u.attempts, fails = u.fails, expiries = u.expiries,
 				last_class = u.last_class, history = u.history, worker = u.worker, lease_gen = u.lease_gen,
 				settled_gen = u.settled_gen, settled_op = u.settled_op, observations = u.observations,
@@ -300,9 +300,18 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[])
 				AS u(id, priority, state, ready, next_at, attempts, fails, expiries, last_class, history, worker,
 				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at, lease_key, sources)
-			WHERE t.id = u.id AND t.id = ANY ($1)`,
-			ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
-			gens, settled, ops, seen, lastSeen, updated, keys, srcs)
+			WHERE t.id = u.id AND t.id = ANY ($1)`
+		args := []any{ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
+			gens, settled, ops, seen, lastSeen, updated, keys, srcs}
+		// A write that inserted nothing may skip the flush wait, in the
+		// same transaction (see observeKnown).
+		if q.Lazy && len(inserted) == 0 {
+			b := &pgx.Batch{}
+			b.Queue(retryLazyCommitSQL)
+			b.Queue(write, args...)
+			return tx.SendBatch(ctx, b).Close()
+		}
+		_, err = tx.Exec(ctx, write, args...)
 		return err
 	}
 	err := s.runTx(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, update) })

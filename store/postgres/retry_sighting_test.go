@@ -13,8 +13,8 @@ import (
 )
 
 // TestSightingsCommitWithoutWaitingForTheDisk: by default a sighting of a
-// known item commits with synchronous_commit off, and nothing else does:
-// not the items an Observe adds, not the claims and settlements that
+// known item, with or without a source, commits with synchronous_commit
+// off, and nothing else does: not the items an Observe adds, not the claims and settlements that
 // follow on the same connection, and no sighting at all with
 // Config.SyncSightings. A deferred constraint trigger runs at commit,
 // before the commit record is written, so it sees the setting that
@@ -90,6 +90,14 @@ func TestSightingsCommitWithoutWaitingForTheDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("a sighting that adds", "UPDATE b off", "INSERT new on")
+	if _, err := lazy.Observe(ctx, "a", retry.ObserveParams{Source: "dht"}); err != nil {
+		t.Fatal(err)
+	}
+	want("a sighting from a source", "UPDATE a off")
+	if _, err := lazy.ObserveMany(ctx, []string{"c", "new2"}, retry.ObserveParams{Source: "dht", AddIfMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	want("a sighting from a source that adds", "INSERT new2 on", "UPDATE c on", "UPDATE new2 on")
 	leases, err := lazy.Claim(ctx, retry.ClaimParams{N: 1, Lease: time.Minute, Worker: "w"})
 	if err != nil || len(leases) != 1 {
 		t.Fatalf("claim: %v, %d leases", err, len(leases))
@@ -119,5 +127,8 @@ func TestSightingsCommitWithoutWaitingForTheDisk(t *testing.T) {
 	if _, err := sync.ObserveMany(ctx, []string{"b", "c"}, retry.ObserveParams{}); err != nil {
 		t.Fatal(err)
 	}
-	want("sightings with SyncSightings", "UPDATE a on", "UPDATE b on", "UPDATE c on")
+	if _, err := sync.Observe(ctx, "a", retry.ObserveParams{Source: "tracker"}); err != nil {
+		t.Fatal(err)
+	}
+	want("sightings with SyncSightings", "UPDATE a on", "UPDATE b on", "UPDATE c on", "UPDATE a on")
 }
