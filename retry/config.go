@@ -111,10 +111,10 @@ type Config struct {
 	// Observe and ObserveMany make to known items, with or without a
 	// source; a call that adds an item waits) is acknowledged once it is
 	// committed, before the disk has it: PostgreSQL commits it with
-	// synchronous_commit off, so a crash of
-	// the database server, or of its machine, within a fraction of a
-	// second of the sighting can lose it (never an item, an add, a claim
-	// or a settlement: those always wait). A restart or kill -9 of the
+	// synchronous_commit off, so a crash of the database server, or of
+	// its machine, within a fraction of a second of the sighting can lose
+	// it (never an item, an add, a claim or a settlement: those always
+	// wait). A restart or kill -9 of the
 	// program loses nothing. SQLite ignores the setting: its commits
 	// never wait for the disk (synchronous=NORMAL). See "Sightings and
 	// the disk" in docs/design.md.
