@@ -242,7 +242,33 @@
       hist = [el("p", null, count(d.waiting) + " waiting", d.oldest_due ? [", the oldest due ", when(d.oldest_due, now)] : null), hist];
     }
     panel("queue", summary, el("h3", { text: "by state" }), byState, el("h3", { text: "scheduled, by the failure they wait out" }), byClass,
-      el("h3", { text: "waiting, by next due" }), hist);
+      el("h3", { text: "waiting, by next due" }), hist, schedule(q.schedule, rep.store));
+  }
+
+  // goDur reads a Go duration string ("1h30m0s", "500ms") as seconds.
+  function goDur(s) {
+    const unit = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, "µs": 1e-6, ns: 1e-9 };
+    let total = 0;
+    for (const [, n, u] of String(s).matchAll(/([\d.]+)(h|ms|m|s|µs|us|ns)/g)) total += Number(n) * unit[u];
+    return total;
+  }
+
+  const ladder = (steps) => (steps || []).map((d) => dur(goDur(d))).join(" · ");
+
+  // schedule shows the retry settings in force on this node: the ladders,
+  // what steps them, and how sightings and done items are handled.
+  function schedule(sc, store) {
+    if (!sc) return null;
+    const classes = Object.keys(sc.classes || {}).sort();
+    const rows = [{ key: "", cells: [muted("any other class"), ladder(sc.default), "failures in a row"] }].concat(
+      classes.map((c) => ({ key: c, cells: [code(c), ladder(sc.classes[c].ladder),
+        sc.classes[c].escalate === "sources" ? "distinct sources" : "failures in a row"] })));
+    const keep = sc.keep_done === "forever" ? "kept for ever" : "kept " + dur(goDur(sc.keep_done));
+    return [el("h3", { text: "schedule" }),
+      table([{ label: "class", name: true }, { label: "waits" }, { label: "stepped by" }], rows, true),
+      el("p", { class: "muted" }, "A sighting makes a waiting item due within " + dur(goDur(sc.reactivate_within)) +
+        "; done items are " + keep + "; " + (store === "sqlite" ? "commits (SQLite) do not wait for the disk."
+          : "sightings " + (sc.sync_sightings ? "wait" : "do not wait") + " for the disk."))];
   }
 
   const limitFrom = { reported: "reported by the source", owner: "set by the owner", default: "the default" };

@@ -272,6 +272,9 @@ func TestDashboardInABrowser(t *testing.T) {
 		`document.querySelectorAll("#hosts svg.timeline rect.failure").length === 2`,
 		`document.querySelectorAll("#hosts svg.timeline rect.success").length === 1`,
 		panelHas("queue", "2 items"), panelHas("queue", "2 waiting"),
+		// The schedule in force: the default ladder, and the sightings.
+		panelHas("queue", "30 m · 2 h · 8 h · 1 d · 7 d · 30 d"), panelHas("queue", "done items are kept 30 d"),
+		panelHas("queue", "commits (SQLite) do not wait for the disk"),
 		// The due histogram: one due now, one within the hour.
 		`[...document.querySelectorAll("#queue .hist > span")].map((e) => e.textContent).join("|").includes("due now|1|< 1 h|1")`,
 	}, " && ")
