@@ -115,18 +115,7 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	postgres.SetRetryTxAttempts(s, 1) // a deadlock is to be seen, not run again
-
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	s, db := openToSeeDeadlocks(ctx, t, dsn)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: []retry.NewItem{{ID: "x", NotBefore: now}}}); err != nil {
 		t.Fatal(err)
@@ -286,18 +275,7 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dsn := schemaDSN(ctx, t, collatedDB(ctx, t), nil)
-	s, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	postgres.SetRetryTxAttempts(s, 1) // a deadlock is to be seen, not run again
-
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	s, db := openToSeeDeadlocks(ctx, t, dsn)
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	ids := []string{"a-b", "a_b"} // byte order
@@ -486,6 +464,25 @@ func TestRetryLocksInByteOrder(t *testing.T) {
 			})
 		}
 	}
+}
+
+// openToSeeDeadlocks opens a store on dsn that runs an aborted write
+// once (a deadlock is to be seen, not run again), and a connection of the
+// test's own; both close with the test.
+func openToSeeDeadlocks(ctx context.Context, t *testing.T, dsn string) (*postgres.Store, *pgx.Conn) {
+	t.Helper()
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	postgres.SetRetryTxAttempts(s, 1)
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	return s, db
 }
 
 // heldWhileWaiting waits until a statement is blocked by holder (waiting
