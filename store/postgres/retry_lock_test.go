@@ -238,11 +238,7 @@ func collatedDB(ctx context.Context, t *testing.T) string {
 // uses it, with the run-time settings of params added.
 func schemaDSN(ctx context.Context, t *testing.T, dsn string, params map[string]string) string {
 	t.Helper()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
+	db := connect(ctx, t, dsn)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "hgtest_" + hex.EncodeToString(b[:])
@@ -305,11 +301,7 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 	if err := blocker.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&blockerPID); err != nil {
 		t.Fatal(err)
 	}
-	watch, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(context.Background())
+	watch := connect(ctx, t, dsn)
 
 	updated := make(chan error, 1)
 	go func() {
@@ -429,11 +421,7 @@ func TestRetryLocksInByteOrder(t *testing.T) {
 				}
 				defer s.Close()
 				keys := leaseAll(ctx, t, s, ids, now)
-				conn, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close(context.Background())
+				conn := connect(ctx, t, dsn)
 				hold, err := conn.Begin(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -445,11 +433,7 @@ func TestRetryLocksInByteOrder(t *testing.T) {
 				}
 				ran := make(chan error, 1)
 				go func() { ran <- o.run(ctx, s, keys) }()
-				watch, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer watch.Close(context.Background())
+				watch := connect(ctx, t, dsn)
 				locked := heldWhileWaiting(ctx, t, watch, holder, stop, ids,
 					`SELECT id FROM retry_items WHERE id = ANY ($1) FOR UPDATE SKIP LOCKED`, ids)
 				if err := hold.Rollback(ctx); err != nil {
@@ -477,12 +461,19 @@ func openToSeeDeadlocks(ctx context.Context, t *testing.T, dsn string) (*postgre
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	postgres.SetRetryTxAttempts(s, 1)
-	db, err := pgx.Connect(ctx, dsn)
+	return s, connect(ctx, t, dsn)
+}
+
+// connect opens a connection of the test's own to dsn, closed with the
+// test.
+func connect(ctx context.Context, t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close(context.Background()) })
-	return s, db
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
 }
 
 // heldWhileWaiting waits until a statement is blocked by holder (waiting
@@ -573,16 +564,8 @@ func TestRetryCountersLockInByteOrder(t *testing.T) {
 	keys := leaseAll(ctx, t, s, ids, now)
 	shard, release := sameShard(ctx, t, s)
 	defer release()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	watch, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(context.Background())
+	conn := connect(ctx, t, dsn)
+	watch := connect(ctx, t, dsn)
 	// Rows that exist: a row a statement inserts is invisible to the probe.
 	if _, err := conn.Exec(ctx, `INSERT INTO retry_counts (shard, state, class, n)
 		SELECT $1, 1, c, 0 FROM unnest($2::text[]) AS c ON CONFLICT DO NOTHING`, shard, classes); err != nil {
@@ -702,16 +685,8 @@ func TestRetryDeadlockVictimRunsAgain(t *testing.T) {
 					postgres.SetRetryTxAttempts(s, attempts)
 				}
 				keys := leaseAll(ctx, t, s, ids, now)
-				conn, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close(context.Background())
-				watch, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer watch.Close(context.Background())
+				conn := connect(ctx, t, dsn)
+				watch := connect(ctx, t, dsn)
 
 				other, err := conn.Begin(ctx)
 				if err != nil {
