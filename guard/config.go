@@ -91,6 +91,18 @@ type Config struct {
 	// were nil.
 	MaxProbes int
 
+	// WaitFloor is the wait rule's floor: a caller that stopped waiting
+	// (a *WaitError: its own timeout or deadline, or going away) is
+	// evidence against the endpoint only once the endpoint had owed its
+	// answer for longer than WaitFloor, and longer than WaitFactor times
+	// what it recently needed to answer (Ticket.AnsweredAfter); shorter
+	// waits are inconclusive whatever the caller asked for. Zero means
+	// DefaultWaitFloor (1s). Negative turns the rule off: a *WaitError
+	// is then what its Err says, so a caller's deadline counts as a
+	// timeout whatever its length and a caller that went away never
+	// counts.
+	WaitFloor time.Duration
+
 	// Now is the clock. It is called with an endpoint's lock held, so it
 	// must not call back into the Guard. Nil means time.Now.
 	Now func() time.Time
@@ -147,6 +159,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleTTL == 0 {
 		c.IdleTTL = DefaultIdleTTL
+	}
+	if c.WaitFloor == 0 {
+		c.WaitFloor = DefaultWaitFloor
 	}
 	if c.MaxProbes == 0 {
 		c.MaxProbes = DefaultMaxProbes

@@ -47,6 +47,13 @@
 //     TLS, unknown) record nothing; they only free the trial slot if the
 //     ticket holds it. Release does the same for a ticket that reports
 //     nothing, and can never free a slot a newer trial holds.
+//   - Callers who stop waiting (a *WaitError: their own timeout or
+//     deadline, or going away) are judged by how long the endpoint had
+//     owed its answer: it counts as a timeout only when longer than
+//     Config.WaitFloor (1s) and longer than WaitFactor (4) times what the
+//     endpoint recently needed to answer, as reported by AnsweredAfter;
+//     shorter waits are inconclusive, however short a wait was asked for.
+//     A host that answers slowly is not charged for impatient callers.
 //   - Exempt tickets (AcquireExempt) are never refused and their failures
 //     never count, but their answers clear.
 //   - Growth (Config.MaxOpenFor, off unless set): the n-th opening in a

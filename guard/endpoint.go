@@ -43,6 +43,8 @@ type endpoint struct {
 	seen    atomic.Int64              // when the record was created or last seen in use, as Guard.since
 	openNs  atomic.Int64              // end of the open period, as Guard.since; meaningful while fOpen
 	openErr atomic.Pointer[OpenError] // the last fast-fail error handed out, shared by callers
+	need    atomic.Int64              // what the endpoint recently needed to answer, in ns; see latency.go
+	doubt   atomic.Int64              // since+1 of the first give-up its need excused since its last answer; 0: none
 
 	mu        sync.Mutex    // guards the fields below
 	open      bool          // tripped: Open until openUntil, HalfOpen from then on

@@ -61,6 +61,7 @@ func (t *Ticket) Answered() {
 	}
 	ep := t.ep
 	ep.out.Add(-1)
+	ep.answeredNow()
 	if ep.flags.Load()&fEvidence == 0 {
 		// The hot path: nothing to clear. A failure counted after this
 		// load is news the answer came before.
@@ -82,18 +83,19 @@ func (t *Ticket) Answered() {
 }
 
 // Failed reports that the request ended without any HTTP response. The
-// error is classified with failure.Classify. A host-level failure counts
-// against the endpoint unless it is discarded: the ticket is exempt, the
-// guard is disabled, a Reset happened after the ticket was issued, or the
-// ticket is a sibling of an already counted failure (admitted before it).
-// A failed trial opens the endpoint again at once. Anything else
-// (cancellation, policy refusal, reset by peer, TLS, unknown) is
-// inconclusive and only releases the trial slot if the ticket holds it.
+// error is classified with failure.Classify, except that a *WaitError is
+// judged by the wait rule (see WaitError and Config.WaitFloor). A
+// host-level failure counts against the endpoint unless it is discarded:
+// the ticket is exempt, the guard is disabled, a Reset happened after the
+// ticket was issued, or the ticket is a sibling of an already counted
+// failure (admitted before it). A failed trial opens the endpoint again
+// at once. Anything else (cancellation, policy refusal, reset by peer,
+// TLS, unknown, a wait too short to judge) is inconclusive and only
+// releases the trial slot if the ticket holds it.
 func (t *Ticket) Failed(err error) {
 	if !t.settle() {
 		return
 	}
-	class := failure.Classify(err)
 	ep := t.ep
 	g := ep.g
 	// Read the kill switch before locking: it is caller code.
@@ -114,8 +116,15 @@ func (t *Ticket) Failed(err error) {
 	// trial: the tripping failure moved the boundary past every ticket
 	// admitted before it, and an open record admits nothing else that
 	// counts. That is why a late sibling can never start a new open period.
-	counted := !disabled && t.kind&kExempt == 0 && class.HostLevel() &&
+	counted := !disabled && t.kind&kExempt == 0 &&
 		t.seq > ep.resetSeq && t.seq > ep.boundary
+	// Classified only when it could count, so that the wait rule's
+	// doubts come from evidence alone.
+	var class failure.Class
+	if counted {
+		class = g.classify(ep, err, g.cfg.Now)
+		counted = class.HostLevel()
+	}
 	if !counted {
 		ep.mu.Unlock()
 		return
