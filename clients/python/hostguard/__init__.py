@@ -43,6 +43,7 @@ from .errors import (
     error_from_response,
     parse_proxy_status,
 )
+from .fastfail import is_fast_fail
 
 __version__ = "0.1.0"
 
@@ -76,4 +77,5 @@ __all__ = [
     "UpstreamFailed",
     "error_from_response",
     "parse_proxy_status",
+    "is_fast_fail",
 ]
