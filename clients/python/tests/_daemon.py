@@ -55,12 +55,16 @@ def dead_port() -> int:
 
 
 class Daemon:
-    def __init__(self, *args: str, token: str = "") -> None:
+    def __init__(self, *args: str, token: str = "", tuned: bool = True) -> None:
+        """tuned=False runs the daemon with its defaults, as the README
+        starts it, plus the ports, the file and --allow-private."""
         self.dir = tempfile.mkdtemp(prefix="hostguard-test-")
         self.token = token
         argv = [binary(), "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
-                "--db", os.path.join(self.dir, "hostguard.db"), "--log-format", "json", "--allow-private",
-                "--header-timeout", "2s"] + list(args)
+                "--db", os.path.join(self.dir, "hostguard.db"), "--log-format", "json", "--allow-private"]
+        if tuned:
+            argv += ["--header-timeout", "2s"]
+        argv += list(args)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTGUARD_")}
         if token:
             env["HOSTGUARD_TOKEN"] = token

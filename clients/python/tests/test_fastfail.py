@@ -4,18 +4,14 @@ back from the real daemon's proxy, over http:// and over CONNECT."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
-import os
 import urllib.error
-import urllib.request
 import unittest
-from typing import Any, Callable, Dict, Iterator
-from unittest import mock
+from typing import Any, Callable
 
 from hostguard import FastFail, is_fast_fail
 
 from ._daemon import Daemon, dead_port
+from ._libs import Answer, aiohttp_get, catch, curl_get, httpx_get, proxy_env, requests_get, urllib_get
 from ._targets import Cert, Upstream503, third_party
 
 FF_HEADER = 'hostguard; error=destination_unavailable; details="endpoint http://h:1 is not answering"'
@@ -35,31 +31,6 @@ def tearDownModule() -> None:
     UP_TLS.close()
     CERT.close()
     DAEMON.stop()
-
-
-@contextlib.contextmanager
-def proxy_env() -> Iterator[None]:
-    """The environment the README tells a program to run with, minus
-    no_proxy: the targets here are on loopback too."""
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
-    env.update(http_proxy=PROXY, https_proxy=PROXY)
-    with mock.patch.dict(os.environ, env, clear=True):
-        yield
-
-
-def catch(fn: Callable[[], Any]) -> Any:
-    try:
-        return fn()
-    except Exception as e:  # the error is what is under test
-        return e
-
-
-class Answer:
-    """A response-like object for the cases no real daemon can produce."""
-
-    def __init__(self, status: int, headers: Dict[str, str]) -> None:
-        self.status_code = status
-        self.headers = headers
 
 
 class RecognitionTest(unittest.TestCase):
@@ -121,18 +92,8 @@ class LibraryCase:
 
 
 class UrllibTest(LibraryCase, unittest.TestCase):
-    """urllib reads http_proxy and https_proxy by itself."""
-
     def get(self, url: str) -> Any:
-        with proxy_env():
-            opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=CERT.client_context()))
-
-        def go() -> Any:
-            with opener.open(url, timeout=10) as r:
-                r.read()
-                return r
-
-        return catch(go)
+        return urllib_get(url, PROXY, 10, CERT.client_context())
 
     def test_shapes(self) -> None:
         ff = self.run_scheme("http")
@@ -142,56 +103,41 @@ class UrllibTest(LibraryCase, unittest.TestCase):
         self.assertNotIsInstance(ff, urllib.error.HTTPError)
 
 
-class RequestsTest(LibraryCase, unittest.TestCase):
-    def setUp(self) -> None:
-        self.requests = third_party("requests")
+class CurlTest(LibraryCase, unittest.TestCase):
+    """What `curl -s -D -` prints, the headers of a refused CONNECT too."""
 
     def get(self, url: str) -> Any:
-        return catch(lambda: self.requests.get(url, proxies={"http": PROXY, "https": PROXY}, verify=CERT.cert, timeout=10))
+        return curl_get(url, PROXY, 10, CERT.cert)
+
+
+class RequestsTest(LibraryCase, unittest.TestCase):
+    def get(self, url: str) -> Any:
+        return requests_get(url, PROXY, 10, CERT.cert)
 
     def raise_for_status(self, answer: Any) -> Any:
         return catch(answer.raise_for_status)
 
     def test_shapes(self) -> None:
-        self.assertIsInstance(self.run_scheme("https"), self.requests.exceptions.ProxyError)
+        self.assertIsInstance(self.run_scheme("https"), third_party("requests").exceptions.ProxyError)
 
 
 class HttpxTest(LibraryCase, unittest.TestCase):
-    def setUp(self) -> None:
-        self.httpx = third_party("httpx")
-
     def get(self, url: str) -> Any:
-        # httpx 0.26 renamed proxies= to proxy=, and 0.28 removed the old one.
-        key = "proxy" if "proxy" in inspect.signature(self.httpx.Client).parameters else "proxies"
-        with self.httpx.Client(verify=CERT.cert, timeout=10, **{key: PROXY}) as c:
-            return catch(lambda: c.get(url))
+        return httpx_get(url, PROXY, 10, CERT.cert)
 
     def raise_for_status(self, answer: Any) -> Any:
         return catch(answer.raise_for_status)
 
     def test_shapes(self) -> None:
-        self.assertIsInstance(self.run_scheme("https"), self.httpx.ProxyError)
+        self.assertIsInstance(self.run_scheme("https"), third_party("httpx").ProxyError)
 
 
 class AiohttpTest(LibraryCase, unittest.TestCase):
-    """aiohttp reads the proxy variables only with trust_env=True."""
-
     def setUp(self) -> None:
         self.aiohttp = third_party("aiohttp")
 
     def get(self, url: str) -> Any:
-        async def go() -> Any:
-            async with self.aiohttp.ClientSession(trust_env=True) as s:
-                try:
-                    async with s.get(url, ssl=CERT.client_context(), timeout=self.aiohttp.ClientTimeout(total=10)) as r:
-                        await r.read()
-                        self.last = r
-                        return r
-                except Exception as e:
-                    return e
-
-        with proxy_env():
-            return asyncio.run(go())
+        return aiohttp_get(url, PROXY, 10, CERT.client_context())
 
     def raise_for_status(self, answer: Any) -> Any:
         return catch(answer.raise_for_status)
@@ -210,7 +156,7 @@ class AiohttpTest(LibraryCase, unittest.TestCase):
                 except Exception as e:
                     return e
 
-        with proxy_env():
+        with proxy_env(PROXY):
             got = asyncio.run(go())
         # Refused by the port itself, not answered by the proxy.
         self.assertIsInstance(got, self.aiohttp.ClientConnectorError)

@@ -1,0 +1,115 @@
+"""One request through the proxy with each client, pointed at it the way
+the README says; each returns the answer or the exception, which is what
+the tests look at."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+import shutil
+import ssl
+import subprocess
+import unittest
+import urllib.request
+from typing import Any, Callable, Dict, Iterator, Optional
+from unittest import mock
+
+from ._targets import third_party
+
+
+@contextlib.contextmanager
+def proxy_env(proxy: str) -> Iterator[None]:
+    """http_proxy and https_proxy as the README exports them, without
+    no_proxy: the targets here are on loopback too."""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
+    env.update(http_proxy=proxy, https_proxy=proxy)
+    with mock.patch.dict(os.environ, env, clear=True):
+        yield
+
+
+def catch(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as e:  # the error is what is under test
+        return e
+
+
+class Answer:
+    """A response-like object: a status and headers."""
+
+    def __init__(self, status: int, headers: Dict[str, str]) -> None:
+        self.status_code = status
+        self.headers = headers
+
+
+def urllib_get(url: str, proxy: str, timeout: float, ctx: Optional[ssl.SSLContext] = None) -> Any:
+    """urllib reads http_proxy and https_proxy by itself."""
+    with proxy_env(proxy):
+        opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))
+
+    def go() -> Any:
+        with opener.open(url, timeout=timeout) as r:
+            r.read()
+            return r
+
+    return catch(go)
+
+
+def requests_get(url: str, proxy: str, timeout: float, cafile: Optional[str] = None) -> Any:
+    requests = third_party("requests")
+    return catch(lambda: requests.get(url, proxies={"http": proxy, "https": proxy}, verify=cafile or True, timeout=timeout))
+
+
+def httpx_get(url: str, proxy: str, timeout: float, cafile: Optional[str] = None) -> Any:
+    httpx = third_party("httpx")
+    # httpx 0.26 renamed proxies= to proxy=, and 0.28 removed the old one.
+    key = "proxy" if "proxy" in inspect.signature(httpx.Client).parameters else "proxies"
+    with httpx.Client(verify=cafile or True, timeout=timeout, **{key: proxy}) as c:
+        return catch(lambda: c.get(url))
+
+
+def aiohttp_get(url: str, proxy: str, timeout: float, ctx: Optional[ssl.SSLContext] = None) -> Any:
+    """aiohttp reads the proxy variables only with trust_env=True."""
+    aiohttp = third_party("aiohttp")
+
+    async def go() -> Any:
+        async with aiohttp.ClientSession(trust_env=True) as s:
+            try:
+                async with s.get(url, ssl=ctx if ctx is not None else True, timeout=aiohttp.ClientTimeout(total=timeout)) as r:
+                    await r.read()
+                    return r
+            except Exception as e:
+                return e
+
+    with proxy_env(proxy):
+        return asyncio.run(go())
+
+
+def curl_get(url: str, proxy: str, timeout: float, cafile: Optional[str] = None) -> Any:
+    """curl -D - shows the answer's headers, a refused CONNECT's too; the
+    result is an Answer of the last status line and its headers, or a
+    TimeoutError for exit 28."""
+    if not shutil.which("curl"):
+        if os.environ.get("CI") == "true":
+            raise AssertionError("curl is not installed")
+        raise unittest.SkipTest("curl is not installed")
+    argv = ["curl", "-s", "-m", str(timeout), "-D", "-", "-o", os.devnull]
+    if cafile:
+        argv += ["--cacert", cafile]
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
+    env.update(http_proxy=proxy, https_proxy=proxy)
+    out = subprocess.run(argv + [url], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=timeout + 10)
+    if out.returncode == 28:
+        return TimeoutError("curl gave up after %ss" % timeout)
+    status, headers = 0, {}  # type: int, Dict[str, str]
+    for line in out.stdout.decode("latin-1").splitlines():
+        if line.startswith("HTTP/"):
+            status, headers = int(line.split()[1]), {}
+        elif ":" in line:
+            k, _, v = line.partition(":")
+            headers[k.strip()] = v.strip()
+    if status == 0:
+        return OSError("curl exited %d without an answer" % out.returncode)
+    return Answer(status, headers)
