@@ -33,12 +33,14 @@ export async function deadPort() {
   return port;
 }
 
-export async function startDaemon(args = [], token = "") {
+// tuned: false runs the daemon with its defaults, as the README starts it,
+// plus the ports, the file and --allow-private.
+export async function startDaemon(args = [], token = "", { tuned = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "hostguard-test-"));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("HOSTGUARD_")));
   if (token) env.HOSTGUARD_TOKEN = token;
   const argv = ["serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0", "--db", join(dir, "hostguard.db"),
-    "--log-format", "json", "--allow-private", "--header-timeout", "2s", ...args];
+    "--log-format", "json", "--allow-private", ...(tuned ? ["--header-timeout", "2s"] : []), ...args];
   const proc = spawn(binary(), argv, { env, stdio: ["ignore", "ignore", "pipe"] });
   const logs = [];
   const exited = new Promise((r) => proc.once("exit", r));

@@ -4,25 +4,26 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
 
-import axios from "axios";
-import { HttpsProxyAgent } from "https-proxy-agent";
 import { ProxyAgent } from "undici";
 
 import { FastFail, isFastFail } from "../build/index.js";
+import { axiosEnv, axiosTunnel, fetchProxyAgent, nodeHTTP, setProxyEnv } from "./clients.mjs";
 import { deadPort, startDaemon } from "./daemon.mjs";
 import { makeCert, upstream503 } from "./targets.mjs";
 
-let daemon, proxy, cert, upHTTP, upTLS;
+let daemon, proxy, cert, upHTTP, upTLS, restoreEnv;
 
 before(async () => {
   daemon = await startDaemon();
   proxy = `http://${daemon.proxy}`;
+  restoreEnv = setProxyEnv(proxy);
   cert = makeCert();
   upHTTP = await upstream503();
   upTLS = await upstream503(cert);
 });
 
 after(async () => {
+  restoreEnv();
   await upHTTP.close();
   await upTLS.close();
   await daemon.stop();
@@ -30,50 +31,13 @@ after(async () => {
 
 const catching = async (fn) => { try { return await fn(); } catch (e) { return e; } };
 
-// A client pointed at the proxy the way the README says, one request.
+// Each client as the README points it at the proxy, one request.
 const clients = {
-  // node:http: an absolute-URI request to the proxy for http://, a CONNECT
-  // for https:// (whose "connect" event's res is the answer).
-  "node:http": (url) => new Promise((resolve) => {
-    const p = new URL(proxy);
-    const u = new URL(url);
-    const opts = u.protocol === "http:"
-      ? { host: p.hostname, port: p.port, path: url, headers: { host: u.host } }
-      : { host: p.hostname, port: p.port, method: "CONNECT", path: `${u.hostname}:${u.port}` };
-    const req = http.request(opts);
-    req.on("response", (res) => { res.resume(); res.on("end", () => resolve(res)); });
-    req.on("connect", (res, socket) => { socket.destroy(); resolve(res); });
-    req.on("error", resolve);
-    req.end();
-  }),
-  // fetch with undici's ProxyAgent: every request is a CONNECT.
-  "fetch (ProxyAgent)": (url) => catching(async () => {
-    const res = await fetch(url, { dispatcher: new ProxyAgent({ uri: proxy, requestTls: { ca: cert.cert } }) });
-    await res.arrayBuffer();
-    return res;
-  }),
-  // axios reads http_proxy and https_proxy, and sends https:// URLs to the
-  // proxy as absolute URIs too (no CONNECT: the daemon makes the TLS).
-  axios: (url) => withProxyEnv(() => catching(() => axios.get(url, { timeout: 10000 }))),
-  // axios through a tunnelling agent: every request is a CONNECT.
-  "axios (HttpsProxyAgent)": (url) => {
-    const agent = new HttpsProxyAgent(proxy, { ca: cert.cert });
-    return catching(() => axios.get(url, { proxy: false, timeout: 10000, httpAgent: agent, httpsAgent: agent }));
-  },
+  "node:http": (url) => nodeHTTP(url, proxy, { ca: cert.cert }),
+  "fetch (ProxyAgent)": (url) => fetchProxyAgent(url, proxy, { ca: cert.cert }),
+  axios: (url) => axiosEnv(url, proxy),
+  "axios (HttpsProxyAgent)": (url) => axiosTunnel(url, proxy, { ca: cert.cert }),
 };
-
-async function withProxyEnv(fn) {
-  const saved = { ...process.env };
-  for (const k of Object.keys(process.env)) if (/^(no|http|https|all)_proxy$/i.test(k)) delete process.env[k];
-  process.env.http_proxy = proxy;
-  process.env.https_proxy = proxy;
-  try {
-    return await fn();
-  } finally {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-}
 
 // Two requests to a refused port get the daemon's 502s (not fast-fails),
 // the third is the fast-fail, and an upstream's own 503 is not one.
@@ -126,7 +90,7 @@ describe("the shapes each client shows", () => {
     const ff = await run(clients.axios, "http");
     assert.equal(ff.response.status, 503);
     assert.equal(ff.response.statusCode, undefined);
-    const get = (url) => withProxyEnv(() => catching(() => axios.get(url, { validateStatus: () => true })));
+    const get = (url) => axiosEnv(url, proxy, { validateStatus: () => true });
     const res = await run(get, "https");
     assert.equal(res.status, 503);
   });
