@@ -94,10 +94,17 @@ func TestPinnedRecordsAreReclaimed(t *testing.T) {
 			{at: 5 * time.Minute, do: "acquire", tk: "x1", url: q},
 			{at: 5 * time.Minute, do: "fail", tk: "x1"},
 			{at: 5 * time.Minute, do: "state", url: q, want: "closed"},
-			{at: 5 * time.Minute, do: "state", want: "half-open"},
-			{at: 5 * time.Minute, do: "acquire", want: "open 0s"},
-			{at: 5 * time.Minute, do: "fail", tk: "tr"},
-			{at: 5 * time.Minute, do: "acquire", want: "open 30s"},
+			// The first look only cleared the record's in-use mark; a
+			// second new endpoint a back-off later finds it unmarked, and
+			// only the trial keeps it.
+			{at: 5*time.Minute + s, do: "acquire", tk: "x2", url: q},
+			{at: 5*time.Minute + s, do: "fail", tk: "x2"},
+			{at: 5*time.Minute + s, do: "state", url: q, want: "closed"},
+			{at: 5*time.Minute + s, do: "len", want: "1"},
+			{at: 5*time.Minute + s, do: "state", want: "half-open"},
+			{at: 5*time.Minute + s, do: "acquire", want: "open 0s"},
+			{at: 5*time.Minute + s, do: "fail", tk: "tr"},
+			{at: 5*time.Minute + s, do: "acquire", want: "open 30s"},
 		}},
 		{"exempt tickets go stale like any other", guard.Config{MaxEndpoints: 1}, []step{
 			{at: 0, do: "exempt", tk: "e1", url: p1},
