@@ -122,6 +122,22 @@ type Config struct {
 	// Open to half-open happens with the passing of time; it is reported
 	// by the first call that observes it. Nil means no calls.
 	OnTransition func(endpoint string, from, to State)
+
+	// Share, if set, carries this guard's transitions to other guards
+	// (other processes on one database) and theirs to it; see Sharer.
+	// The guard publishes an opening, an answer that closes an open
+	// endpoint, and every Reset and ResetAll, never anything per request.
+	// An opening is published only while the guard's own network
+	// evidently works: some other endpoint answered within the last 30 s.
+	// When an open period ends a Sharer that is also a Claimer is asked
+	// for the cluster's lease before the guard admits a trial or starts a
+	// probe, and the guard fails fast with RetryAfter 0 meanwhile and
+	// while another guard holds it. Transitions from other
+	// guards come in through Apply. A guard with a Sharer runs a timer
+	// that notes the time every 250 ms, so that answers are dated
+	// without reading the clock; Close stops it. Nil means nothing is
+	// shared.
+	Share Sharer
 }
 
 // Validate reports the first field that holds a value New cannot use, as

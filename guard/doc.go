@@ -73,6 +73,18 @@
 //     until it returns, a probe started before a Reset reports into
 //     nothing, and a record with a probe running is never evicted. At most
 //     MaxProbes run at once; Close stops them.
+//   - Sharing (Config.Share, off unless set): the guard passes its own
+//     transitions to a Sharer — an opening with its until, an answer that
+//     closes an open endpoint, Reset and ResetAll — and takes other
+//     guards' in through Apply; nothing is shared per request. An opening
+//     is published only while some other endpoint answered within the last
+//     30 s, so a node whose own network is down keeps its verdicts to
+//     itself. A remote opening is adopted only if this guard has not seen
+//     the host answer since the first failure behind it, and it ends at its
+//     own until. With a Sharer that is also a Claimer, the end of an open
+//     period waits for the cluster's lease: the holder runs the trial or
+//     probe, and the others fail fast with RetryAfter 0 until its result
+//     arrives or the lease expires.
 //   - The kill switch (Config.Disabled, by default HOSTGUARD_DISABLE_GUARD)
 //     is read on every call: while it is on, Acquire refuses nothing and
 //     creates no record, failures are not recorded, and tickets still

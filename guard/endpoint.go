@@ -45,6 +45,9 @@ type endpoint struct {
 	openErr atomic.Pointer[OpenError] // the last fast-fail error handed out, shared by callers
 	need    atomic.Int64              // what the endpoint recently needed to answer, in ns; see latency.go
 	doubt   atomic.Int64              // since+1 of the first give-up its need excused since its last answer; 0: none
+	// The coarse clock's reading at the last answer, as Guard.since: a
+	// lower bound of its time. Kept only by a sharing guard.
+	answeredAt atomic.Int64
 
 	mu        sync.Mutex    // guards the fields below
 	open      bool          // tripped: Open until openUntil, HalfOpen from then on
@@ -74,6 +77,9 @@ type endpoint struct {
 	timer  *time.Timer // starts a probe when the open period ends; armed on the first refusal
 	probe  *probeRun   // the probe holding the trial slot, if one does
 	cycle  uint64      // bumped whenever the record trips or clears, so a late timer knows it is stale
+
+	// Sharing; see share.go.
+	claimed uint64 // the cycle whose lease this guard has asked for
 }
 
 // setTrial gives the trial slot to the ticket numbered seq, or frees it
@@ -198,6 +204,7 @@ type transition struct {
 type transitions struct {
 	n    int
 	list [2]transition
+	pub  Transition // the change to pass to the Sharer; Change is 0 for none
 }
 
 // add queues the change from ep.shown to to, if any, and records to as

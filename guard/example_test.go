@@ -101,3 +101,44 @@ func ExampleConfig_probe() {
 	// probed: https://feeds.example
 	// state: closed
 }
+
+// watcher is a Sharer that only observes: it claims no leases, so the
+// guard's trials are its own, and it sees each transition once.
+type watcher struct{ seen chan guard.Transition }
+
+func (w watcher) Publish(t guard.Transition) { w.seen <- t }
+
+// ExampleSharer learns when an endpoint closes on an answer, for example to
+// wake work that waits for its host, and shows that a remote opening, fed
+// in with Apply, makes the guard fail fast without counting anything.
+func ExampleSharer() {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	w := watcher{seen: make(chan guard.Transition, 8)}
+	g := guard.New(guard.Config{
+		Now:      func() time.Time { return now },
+		Disabled: func() bool { return false },
+		Share:    w,
+	})
+	defer g.Close()
+
+	// Another node's opening; this guard has seen no answer from the host.
+	g.Apply(guard.Transition{
+		Endpoint: "https://feeds.example", Change: guard.ChangeOpened,
+		At: now, Since: now.Add(-time.Minute), Until: now.Add(30 * time.Second),
+	})
+	_, err := g.Acquire("https://feeds.example/rss")
+	var open *guard.OpenError
+	if errors.As(err, &open) {
+		fmt.Println("skipped, retry in", open.RetryAfter)
+	}
+
+	// Its open period ends; this guard's trial is answered.
+	now = now.Add(30 * time.Second)
+	t, _ := g.Acquire("https://feeds.example/rss")
+	t.Answered()
+	done := <-w.seen
+	fmt.Println(done.Endpoint, done.Change)
+	// Output:
+	// skipped, retry in 30s
+	// https://feeds.example answered
+}

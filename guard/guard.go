@@ -35,6 +35,11 @@ type Guard struct {
 	closed  atomic.Bool
 	lifeMu  sync.Mutex     // orders Close against probes starting
 	running sync.WaitGroup // probe goroutines
+
+	// Sharing; see share.go.
+	coarse      atomic.Int64 // a recent clock reading, as since; kept by coarseTimer
+	coarseTimer *time.Timer
+	claimer     Claimer // cfg.Share, if it claims leases
 }
 
 // New returns a Guard configured by cfg, with zero fields set to their
@@ -50,6 +55,10 @@ func New(cfg Config) *Guard {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.base = g.cfg.Now()
 	g.records.Store(newTable(minTableSlots, maphash.MakeSeed()))
+	if g.cfg.Share != nil {
+		g.claimer, _ = g.cfg.Share.(Claimer)
+		g.startCoarse()
+	}
 	return g
 }
 
@@ -175,7 +184,17 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	if ep.trial != 0 {
 		ep.flags.Or(fAsked)
 		ep.mu.Unlock()
-		g.report(ep.key, &tr)
+		g.report(ep, &tr)
+		return nil, ep.openError(0), true
+	}
+	if g.claimFirst(ep) {
+		// Sharing: the cluster runs one trial per open period, so this
+		// guard asks for the lease first and refuses meanwhile.
+		ep.flags.Or(fAsked)
+		cycle := ep.cycle
+		ep.mu.Unlock()
+		g.report(ep, &tr)
+		go g.claim(ep, cycle)
 		return nil, ep.openError(0), true
 	}
 	if ep.demand {
@@ -185,7 +204,7 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 		if run := g.startProbe(ep); run != nil {
 			ep.flags.Or(fAsked)
 			ep.mu.Unlock()
-			g.report(ep.key, &tr)
+			g.report(ep, &tr)
 			go g.runProbe(run)
 			return nil, ep.openError(0), true
 		}
@@ -195,7 +214,7 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	ep.out.Add(1)
 	ep.markUsed()
 	ep.mu.Unlock()
-	g.report(ep.key, &tr)
+	g.report(ep, &tr)
 	return t, nil, true
 }
 
@@ -227,10 +246,20 @@ func (g *Guard) Reset(rawURL string) error {
 	if err != nil {
 		return err
 	}
+	g.reset(key, true)
+	return nil
+}
+
+// reset resets the record of key, publishing the reset to the Sharer when
+// publish is set: false for a reset another guard published.
+func (g *Guard) reset(key string, publish bool) {
 	for {
 		ep := g.record(key, true)
 		if ep == nil {
-			return nil
+			if publish && g.cfg.Share != nil {
+				g.cfg.Share.Publish(Transition{Endpoint: key, Change: ChangeReset, At: g.cfg.Now()})
+			}
+			return
 		}
 		ep.mu.Lock()
 		if ep.evicted {
@@ -239,10 +268,13 @@ func (g *Guard) Reset(rawURL string) error {
 		}
 		ep.epoch++
 		tr := g.resetLocked(ep)
+		if publish {
+			tr.pub = Transition{Endpoint: key, Change: ChangeReset, At: g.cfg.Now()}
+		}
 		ep.markUsed()
 		ep.mu.Unlock()
-		g.report(ep.key, &tr)
-		return nil
+		g.report(ep, &tr)
+		return
 	}
 }
 
@@ -256,9 +288,15 @@ func (g *Guard) Reset(rawURL string) error {
 // change. Turning the kill switch off and on again resets nothing: the
 // evidence from before it was switched off still stands.
 func (g *Guard) ResetAll() {
+	g.resetAll(true)
+}
+
+// resetAll is ResetAll, publishing it to the Sharer when publish is set:
+// false for a ResetAll another guard published.
+func (g *Guard) resetAll(publish bool) {
 	type done struct {
-		key string
-		tr  transitions
+		ep *endpoint
+		tr transitions
 	}
 	var reports []done
 	g.ringMu.Lock()
@@ -270,14 +308,17 @@ func (g *Guard) ResetAll() {
 		if !ep.evicted {
 			ep.epoch++
 			if tr := g.resetLocked(ep); tr.n > 0 {
-				reports = append(reports, done{ep.key, tr})
+				reports = append(reports, done{ep, tr})
 			}
 		}
 		ep.mu.Unlock()
 	}
 	g.ringMu.Unlock()
 	for i := range reports {
-		g.report(reports[i].key, &reports[i].tr)
+		g.report(reports[i].ep, &reports[i].tr)
+	}
+	if publish && g.cfg.Share != nil {
+		g.cfg.Share.Publish(Transition{Change: ChangeResetAll, At: g.cfg.Now()})
 	}
 }
 
@@ -315,7 +356,7 @@ func (g *Guard) State(rawURL string) State {
 	ep.observe(now, &tr)
 	st := ep.state(now)
 	ep.mu.Unlock()
-	g.report(ep.key, &tr)
+	g.report(ep, &tr)
 	return st
 }
 
@@ -374,12 +415,13 @@ func (g *Guard) snapshot() []*endpoint {
 	return out
 }
 
-// report passes queued transitions to OnTransition. Call with no lock held.
-func (g *Guard) report(key string, tr *transitions) {
-	if g.cfg.OnTransition == nil {
-		return
+// report passes queued transitions to OnTransition and the one to share,
+// if any, to the Sharer. Call with no lock held.
+func (g *Guard) report(ep *endpoint, tr *transitions) {
+	if g.cfg.OnTransition != nil {
+		for _, t := range tr.list[:tr.n] {
+			g.cfg.OnTransition(ep.key, t.from, t.to)
+		}
 	}
-	for _, t := range tr.list[:tr.n] {
-		g.cfg.OnTransition(key, t.from, t.to)
-	}
+	g.publish(ep, &tr.pub)
 }

@@ -60,12 +60,19 @@ func (g *Guard) probeDue(ep *endpoint, cycle uint64) {
 	}
 	var tr transitions
 	ep.observe(now, &tr)
+	if !disabled && ep.trial == 0 && g.claimFirst(ep) {
+		cycle := ep.cycle
+		ep.mu.Unlock()
+		g.report(ep, &tr)
+		g.claim(ep, cycle)
+		return
+	}
 	var run *probeRun
 	if !disabled && ep.trial == 0 {
 		run = g.startProbe(ep)
 	}
 	ep.mu.Unlock()
-	g.report(ep.key, &tr)
+	g.report(ep, &tr)
 	if run != nil {
 		g.runProbe(run)
 	}
@@ -142,6 +149,11 @@ func (g *Guard) Close() error {
 	g.closed.Store(true)
 	g.lifeMu.Unlock()
 	g.cancel()
+	g.lifeMu.Lock()
+	if g.coarseTimer != nil {
+		g.coarseTimer.Stop()
+	}
+	g.lifeMu.Unlock()
 	for _, ep := range g.snapshot() {
 		ep.mu.Lock()
 		if ep.timer != nil {

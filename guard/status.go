@@ -57,7 +57,7 @@ func (g *Guard) Endpoints() []EndpointStatus {
 			st.RetryAfter = max(ep.openUntil.Sub(now), 0)
 		}
 		ep.mu.Unlock()
-		g.report(ep.key, &tr)
+		g.report(ep, &tr)
 		list = append(list, st)
 	}
 	slices.SortFunc(list, func(a, b EndpointStatus) int { return strings.Compare(a.Endpoint, b.Endpoint) })

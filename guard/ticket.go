@@ -62,6 +62,9 @@ func (t *Ticket) Answered() {
 	ep := t.ep
 	ep.out.Add(-1)
 	ep.answeredNow()
+	if ep.g.cfg.Share != nil {
+		ep.g.noteAnswer(ep)
+	}
 	if ep.flags.Load()&fEvidence == 0 {
 		// The hot path: nothing to clear. A failure counted after this
 		// load is news the answer came before.
@@ -75,11 +78,15 @@ func (t *Ticket) Answered() {
 		return
 	}
 	var tr transitions
-	ep.observe(ep.g.cfg.Now(), &tr)
+	now := ep.g.cfg.Now()
+	ep.observe(now, &tr)
+	if ep.open {
+		tr.pub = Transition{Endpoint: ep.key, Change: ChangeAnswered, At: now}
+	}
 	ep.clear()
 	tr.add(ep, Closed)
 	ep.mu.Unlock()
-	ep.g.report(ep.key, &tr)
+	ep.g.report(ep, &tr)
 }
 
 // Failed reports that the request ended without any HTTP response. The
@@ -134,18 +141,24 @@ func (t *Ticket) Failed(err error) {
 	ep.observe(now, &tr)
 	ep.boundary = ep.seq.Load()
 	ep.last, ep.lastAt = class, now
+	since, tripped := now, owner
 	if owner {
 		ep.fails++
 		g.trip(ep, now)
 	} else {
 		ep.countInStreak(now, g.cfg.Window)
 		if len(ep.streak) >= g.cfg.Threshold {
+			since, tripped = ep.streak[0], true
 			g.trip(ep, now)
 		}
 	}
+	if tripped && g.cfg.Share != nil {
+		g.noteTime(now)
+		tr.pub = Transition{Endpoint: ep.key, Change: ChangeOpened, At: now, Until: ep.openUntil, Since: since}
+	}
 	tr.add(ep, ep.state(now))
 	ep.mu.Unlock()
-	g.report(ep.key, &tr)
+	g.report(ep, &tr)
 }
 
 // Release gives the ticket back without a report, freeing the trial slot

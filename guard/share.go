@@ -1,0 +1,336 @@
+package guard
+
+import (
+	"context"
+	"time"
+)
+
+// Change is the kind of state change a Transition carries.
+type Change uint8
+
+const (
+	// ChangeOpened: the endpoint tripped and fails fast until Until.
+	ChangeOpened Change = iota + 1
+	// ChangeAnswered: an open or half-open endpoint closed because the
+	// host answered (a request's answer or a probe's).
+	ChangeAnswered
+	// ChangeReset: Reset closed the endpoint on a user's word.
+	ChangeReset
+	// ChangeResetAll: ResetAll closed every endpoint; Endpoint is empty.
+	ChangeResetAll
+)
+
+// String returns "opened", "answered", "reset" or "reset-all".
+func (c Change) String() string {
+	switch c {
+	case ChangeOpened:
+		return "opened"
+	case ChangeAnswered:
+		return "answered"
+	case ChangeReset:
+		return "reset"
+	case ChangeResetAll:
+		return "reset-all"
+	}
+	return "unknown"
+}
+
+// Transition is one state change of an endpoint, as guards share it.
+type Transition struct {
+	Endpoint string // the key; empty for ChangeResetAll
+	Change   Change
+	At       time.Time // when it happened, by the clock of the guard it happened in
+	// ChangeOpened only: the end of the open period, and the time of the
+	// first counted failure behind the opening.
+	Until time.Time
+	Since time.Time
+}
+
+// ClaimParams asks for the cluster's one trial of an endpoint whose open
+// period ended at Until.
+type ClaimParams struct {
+	Endpoint string
+	Until    time.Time
+}
+
+// Lease is the answer to a claim: Held when this guard runs the trial,
+// otherwise another guard holds it until Expires.
+type Lease struct {
+	Held    bool
+	Expires time.Time
+}
+
+// Sharer carries an endpoint's transitions between guards, such as the
+// guards of several processes on one database (store/postgres implements
+// it). The guard calls it only on state changes, never per request: the
+// closed path does not touch it. A Sharer that also implements Claimer
+// gives the cluster one trial per open period.
+//
+// A Sharer alone can serve to observe a guard's transitions, for example
+// to wake work parked behind a host when its endpoint closes on an answer
+// (ChangeAnswered).
+type Sharer interface {
+	// Publish passes on a transition of this guard's own. The guard
+	// calls it after the change, on the goroutine that made it, with no
+	// lock held; it must not block on I/O (queue the write) and must not
+	// call back into the guard. Openings are published only while the
+	// guard's own network evidently works (see Config.Share).
+	Publish(Transition)
+}
+
+// Claimer is implemented by a Sharer that keeps one lease per endpoint for
+// the cluster, so that one guard runs the trial when an open period ends.
+type Claimer interface {
+	// Claim asks for the right to run the trial (or probe) of an
+	// endpoint whose open period has ended. The guard calls it from a
+	// goroutine of its own, at most once per open period and again when
+	// the lease another guard held expires. An error lets this guard
+	// run the trial, erring towards contacting the host.
+	Claim(ctx context.Context, p ClaimParams) (Lease, error)
+}
+
+// shareAnswerWindow is how recent an answer from some other endpoint must
+// be for the guard to trust its own failures enough to publish an
+// opening: a node whose own requests all fail keeps its openings local.
+const shareAnswerWindow = 30 * time.Second
+
+// coarseStep is how often a sharing guard notes the time for the answers
+// it records without reading the clock (see Guard.coarse).
+const coarseStep = 250 * time.Millisecond
+
+// leaseWait is the trial slot's holder while this guard waits for the
+// cluster's lease: every Acquire fails fast with RetryAfter 0, as for a
+// trial in flight. No ticket has this number.
+const leaseWait = ^uint64(0)
+
+// startCoarse starts the timer that keeps Guard.coarse within coarseStep of
+// the clock. Only a guard with a Sharer runs it; Close stops it.
+func (g *Guard) startCoarse() {
+	g.noteTime(g.cfg.Now())
+	g.lifeMu.Lock()
+	defer g.lifeMu.Unlock()
+	if g.closed.Load() {
+		return
+	}
+	g.coarseTimer = time.AfterFunc(coarseStep, func() {
+		g.noteTime(g.cfg.Now())
+		g.lifeMu.Lock()
+		defer g.lifeMu.Unlock()
+		if !g.closed.Load() {
+			g.coarseTimer.Reset(coarseStep)
+		}
+	})
+}
+
+// noteTime moves the coarse clock forward to now; it never moves back.
+func (g *Guard) noteTime(now time.Time) {
+	ns := g.since(now)
+	for {
+		c := g.coarse.Load()
+		if ns <= c || g.coarse.CompareAndSwap(c, ns) {
+			return
+		}
+	}
+}
+
+// noteAnswer records an answer on ep at the coarse clock's reading, a lower
+// bound of its time. It writes only when the reading moved, so callers
+// sharing a record do not keep writing to its cache line.
+func (g *Guard) noteAnswer(ep *endpoint) {
+	if c := g.coarse.Load(); ep.answeredAt.Load() < c {
+		ep.answeredAt.Store(c)
+	}
+}
+
+// networkWorks reports whether some endpoint other than self answered
+// within shareAnswerWindow of now. It walks the records; only a trip of a
+// sharing guard asks.
+func (g *Guard) networkWorks(self *endpoint, now time.Time) bool {
+	from := g.since(now.Add(-shareAnswerWindow))
+	g.ringMu.Lock()
+	defer g.ringMu.Unlock()
+	for _, ep := range g.ring {
+		if ep != nil && ep != self && ep.answeredAt.Load() >= from {
+			return true
+		}
+	}
+	return false
+}
+
+// publish hands a transition of this guard's own to the Sharer. Call with
+// no lock held.
+func (g *Guard) publish(ep *endpoint, p *Transition) {
+	if g.cfg.Share == nil || p.Change == 0 {
+		return
+	}
+	if p.Change == ChangeOpened && !g.networkWorks(ep, p.At) {
+		return
+	}
+	g.cfg.Share.Publish(*p)
+}
+
+// Apply takes in a transition published by another guard: an opening is
+// adopted unless this guard has newer evidence, an answer closes the
+// endpoint, and a reset resets it (every endpoint, for ChangeResetAll),
+// all without publishing anything back. An opening is adopted only while
+// its Until is ahead, it lasts no longer than its Until, and it is
+// ignored when this guard has seen the host answer at or after the first
+// failure behind it (Since), or holds an opening of its own that ends
+// later. The kill switch does not stop Apply: while it is on, Acquire
+// refuses nothing anyway. Apply without a Sharer configured works the
+// same way.
+func (g *Guard) Apply(t Transition) {
+	switch t.Change {
+	case ChangeResetAll:
+		g.resetAll(false)
+		return
+	case ChangeReset:
+		if key, err := Key(t.Endpoint); err == nil {
+			g.reset(key, false)
+		}
+		return
+	case ChangeOpened, ChangeAnswered:
+	default:
+		return
+	}
+	key, err := Key(t.Endpoint)
+	if err != nil {
+		return
+	}
+	now := g.cfg.Now()
+	g.noteTime(now)
+	if t.Change == ChangeOpened && !now.Before(t.Until) {
+		return
+	}
+	for {
+		ep := g.record(key, t.Change == ChangeOpened)
+		if ep == nil {
+			return
+		}
+		ep.mu.Lock()
+		if ep.evicted {
+			ep.mu.Unlock()
+			continue
+		}
+		var tr transitions
+		ep.observe(now, &tr)
+		if t.Change == ChangeAnswered {
+			if ep.open {
+				ep.clear()
+				tr.add(ep, Closed)
+			}
+		} else if g.adoptable(ep, &t) {
+			g.adopt(ep, now, &t)
+			tr.add(ep, ep.state(now))
+		}
+		ep.mu.Unlock()
+		g.report(ep, &tr)
+		return
+	}
+}
+
+// adoptable reports whether a remote opening may be adopted by ep: no
+// answer seen here at or after the first failure behind it (the coarse
+// reading is a lower bound, so an answer within coarseStep before Since
+// counts as newer: the guard errs towards contacting), and no opening of
+// its own that ends later. Call with ep.mu held.
+func (g *Guard) adoptable(ep *endpoint, t *Transition) bool {
+	if a := ep.answeredAt.Load(); a != 0 && a+int64(coarseStep) >= g.since(t.Since) {
+		return false
+	}
+	return !ep.open || ep.openUntil.Before(t.Until)
+}
+
+// adopt opens ep until t.Until on another guard's word. The opening does
+// not count towards growth: only this guard's own trips do. Call with
+// ep.mu held.
+func (g *Guard) adopt(ep *endpoint, now time.Time, t *Transition) {
+	ep.open = true
+	ep.openedAt = t.At
+	ep.openUntil = t.Until
+	ep.streak = ep.streak[:0]
+	ep.setTrial(0)
+	asked := ep.flags.Load()&fAsked != 0
+	ep.endCycle()
+	ep.openNs.Store(g.since(ep.openUntil))
+	ep.flags.Or(fOpen | fEvidence)
+	if asked {
+		g.noteDemand(ep, now)
+	}
+}
+
+// claimFirst reports whether ep's trial must wait for the cluster's lease
+// and, if so, takes the slot for the wait: every Acquire then fails fast
+// with RetryAfter 0. The caller must then call claim on a goroutine
+// tracked by running. Call with ep.mu held and the slot free.
+func (g *Guard) claimFirst(ep *endpoint) bool {
+	if g.claimer == nil || ep.claimed == ep.cycle {
+		return false
+	}
+	g.lifeMu.Lock()
+	defer g.lifeMu.Unlock()
+	if g.closed.Load() {
+		return false
+	}
+	g.running.Add(1)
+	ep.claimed = ep.cycle
+	ep.setTrial(leaseWait)
+	return true
+}
+
+// claim asks the Sharer for ep's lease for the open period of cycle. If it
+// is held here (or the Sharer fails), the slot is freed and a probe starts
+// when the guard has one, else the next Acquire is the trial; if another
+// guard holds it, the slot stays taken until that guard's result arrives
+// through Apply or the lease expires, when this guard asks again.
+func (g *Guard) claim(ep *endpoint, cycle uint64) {
+	defer g.running.Done()
+	ep.mu.Lock()
+	until := ep.openUntil
+	ep.mu.Unlock()
+	lease, err := g.claimer.Claim(g.ctx, ClaimParams{Endpoint: ep.key, Until: until})
+	ep.mu.Lock()
+	if ep.evicted || ep.cycle != cycle || ep.trial != leaseWait {
+		ep.mu.Unlock()
+		return
+	}
+	if err == nil && !lease.Held && !g.closed.Load() {
+		wait := max(lease.Expires.Sub(g.cfg.Now()), 0)
+		ep.timer = time.AfterFunc(wait, func() { g.leaseExpired(ep, cycle) })
+		ep.mu.Unlock()
+		return
+	}
+	ep.setTrial(0)
+	var run *probeRun
+	if !g.cfg.Disabled() {
+		run = g.startProbe(ep)
+	}
+	ep.mu.Unlock()
+	if run != nil {
+		g.runProbe(run)
+	}
+}
+
+// leaseExpired asks for the lease again once another guard's lease on ep
+// has run out without a result.
+func (g *Guard) leaseExpired(ep *endpoint, cycle uint64) {
+	ep.mu.Lock()
+	if ep.evicted || ep.cycle != cycle || ep.trial != leaseWait {
+		ep.mu.Unlock()
+		return
+	}
+	ep.timer = nil
+	g.lifeMu.Lock()
+	ok := !g.closed.Load()
+	if ok {
+		g.running.Add(1)
+	}
+	g.lifeMu.Unlock()
+	if !ok {
+		ep.setTrial(0)
+	}
+	ep.mu.Unlock()
+	if ok {
+		g.claim(ep, cycle)
+	}
+}

@@ -1,0 +1,305 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+)
+
+// hub is an in-memory cluster for the sharing tables: it hands each
+// guard's published transitions to every other guard at once (unless the
+// link is cut) and keeps one lease per endpoint, as store/postgres does in
+// a table.
+type hub struct {
+	mu     sync.Mutex
+	guards map[string]*guard.Guard
+	cut    map[string]bool // node -> its publications reach nobody
+	log    []string
+	leases map[string]hubLease
+	ttl    time.Duration
+}
+
+type hubLease struct {
+	node    string
+	until   time.Time
+	expires time.Time
+}
+
+func newHub(ttl time.Duration) *hub {
+	return &hub{guards: map[string]*guard.Guard{}, cut: map[string]bool{}, leases: map[string]hubLease{}, ttl: ttl}
+}
+
+// node is one guard's Sharer.
+type node struct {
+	h    *hub
+	name string
+}
+
+func (n node) Publish(t guard.Transition) {
+	h := n.h
+	h.mu.Lock()
+	entry := fmt.Sprintf("%s %s", n.name, t.Change)
+	if t.Change == guard.ChangeOpened {
+		entry += fmt.Sprintf(" until %v", t.Until.Sub(bubbleStart))
+	}
+	h.log = append(h.log, entry)
+	if l, ok := h.leases[t.Endpoint]; ok && l.node == n.name || t.Change != guard.ChangeOpened {
+		delete(h.leases, t.Endpoint)
+	}
+	var to []*guard.Guard
+	if !h.cut[n.name] {
+		for name, g := range h.guards {
+			if name != n.name {
+				to = append(to, g)
+			}
+		}
+	}
+	h.mu.Unlock()
+	for _, g := range to {
+		g.Apply(t)
+	}
+}
+
+func (n node) Claim(_ context.Context, p guard.ClaimParams) (guard.Lease, error) {
+	h := n.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	l, ok := h.leases[p.Endpoint]
+	if !ok || !now.Before(l.expires) || l.until.Before(p.Until) {
+		l = hubLease{node: n.name, until: p.Until, expires: now.Add(h.ttl)}
+		h.leases[p.Endpoint] = l
+		h.log = append(h.log, n.name+" lease")
+	}
+	return guard.Lease{Held: l.node == n.name, Expires: l.expires}, nil
+}
+
+// bubbleStart is the fake clock's reading when a synctest bubble starts.
+var bubbleStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// crow is one row of a cluster table: a step on one node, or a check of
+// the hub ("published" wants the hub's log since the last such row, joined
+// by "; "), or a cut of node's link ("cut").
+type crow struct {
+	node string
+	step
+}
+
+// TestSharingRules drives three guards (A, B, C) joined by a hub, each with
+// a fake Probe, in a synctest bubble: default configuration (Threshold 2,
+// OpenFor 30s), leases of 5s.
+func TestSharingRules(t *testing.T) {
+	t.Parallel()
+	const other = "http://other.test/"
+	// network is an answer from another endpoint, which lets a node
+	// publish its openings.
+	network := func(n string, at time.Duration) []crow {
+		return []crow{
+			{n, step{at: at, do: "acquire", tk: "net" + n, url: other}},
+			{n, step{at: at, do: "answer", tk: "net" + n, url: other}},
+		}
+	}
+	tripA := func(at time.Duration) []crow {
+		return []crow{
+			{"A", step{at: at, do: "acquire", tk: "a1"}}, {"A", step{at: at, do: "fail", tk: "a1", want: "timeout"}},
+			{"A", step{at: at + s, do: "acquire", tk: "a2"}}, {"A", step{at: at + s, do: "fail", tk: "a2", want: "timeout"}},
+		}
+	}
+	cat := func(parts ...[]crow) []crow { return slices.Concat(parts...) }
+	tables := map[string][]crow{
+		"an opening is published once and adopted, up to its until": cat(network("A", 0), tripA(0), []crow{
+			{"", step{at: s, do: "published", want: "A opened until 31s"}},
+			{"B", step{at: s, do: "acquire", want: "open 30s"}},
+			{"C", step{at: 2 * s, do: "state", want: "open"}},
+			{"C", step{at: 30 * s, do: "acquire", want: "open 1s"}},
+			// Closed-path traffic and a failure that does not trip
+			// publish nothing.
+			{"B", step{at: 2 * s, do: "acquire", tk: "o", url: other}},
+			{"B", step{at: 2 * s, do: "answer", tk: "o", url: other}},
+			{"B", step{at: 2 * s, do: "acquire", tk: "f", url: other}},
+			{"B", step{at: 2 * s, do: "fail", tk: "f", url: other}},
+			{"", step{at: 2 * s, do: "published", want: ""}},
+		}),
+		"no publication while the node's own network is down": cat(tripA(0), []crow{
+			{"A", step{at: s, do: "state", want: "open"}},
+			{"", step{at: s, do: "published", want: ""}},
+			{"B", step{at: s, do: "state", want: "closed"}},
+		}),
+		"an answer older than 30s does not vouch for the network": cat(network("A", 0), tripA(31*s), []crow{
+			{"A", step{at: 32 * s, do: "state", want: "open"}},
+			{"", step{at: 32 * s, do: "published", want: ""}},
+		}),
+		"a node that saw the host answer after the failures ignores the opening": cat(network("A", 0), []crow{
+			{"A", step{at: 0, do: "acquire", tk: "a1"}}, {"A", step{at: 0, do: "fail", tk: "a1", want: "timeout"}},
+			// B hears from the host after A's first failure.
+			{"B", step{at: s, do: "acquire", tk: "b"}}, {"B", step{at: s, do: "answer", tk: "b"}},
+			// C last heard from it well before.
+			{"A", step{at: 2 * s, do: "acquire", tk: "a2"}}, {"A", step{at: 2 * s, do: "fail", tk: "a2", want: "timeout"}},
+			{"", step{at: 2 * s, do: "published", want: "A opened until 32s"}},
+			{"B", step{at: 2 * s, do: "acquire", tk: "b2", want: "ok"}},
+			{"C", step{at: 2 * s, do: "state", want: "open"}},
+		}),
+		"one probe for the cluster; its answer closes every node": cat(network("A", 0), tripA(0), []crow{
+			{"B", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"C", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"A", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"", step{at: 31 * s, do: "published", want: "A opened until 31s; ? lease"}},
+			{"", step{at: 31 * s, do: "probing", want: "1"}},
+			{"A", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"B", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"C", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"", step{at: 32 * s, do: "probe-any", want: "answer"}},
+			{"", step{at: 32 * s, do: "published", want: "? answered"}},
+			{"A", step{at: 32 * s, do: "state", want: "closed"}},
+			{"B", step{at: 32 * s, do: "state", want: "closed"}},
+			{"C", step{at: 32 * s, do: "acquire", want: "ok"}},
+			{"", step{at: 32 * s, do: "probing", want: "0"}},
+		}),
+		"a failed probe re-opens every node with the holder's until": cat(network("A", 0), network("B", 0), network("C", 0), tripA(0), []crow{
+			{"B", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"A", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"", step{at: 31 * s, do: "probing", want: "1"}},
+		}, network("A", 32*s), network("B", 32*s), network("C", 32*s), []crow{
+			{"", step{at: 33 * s, do: "probe-any", want: "timeout"}},
+			{"", step{at: 33 * s, do: "published", want: "A opened until 31s; ? lease; ? opened until 1m3s"}},
+			{"A", step{at: 33 * s, do: "acquire", want: "open 30s"}},
+			{"B", step{at: 33 * s, do: "acquire", want: "open 30s"}},
+			{"C", step{at: 33 * s, do: "acquire", want: "open 30s"}},
+		}),
+		"a node that asked alone probes after claiming the lease": cat(network("A", 0), tripA(0), []crow{
+			{"C", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"C", step{at: 31 * s, do: "probes", want: "1"}},
+			{"", step{at: 31 * s, do: "published", want: "A opened until 31s; C lease"}},
+			{"A", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"B", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"C", step{at: 32 * s, do: "probe", want: "answer"}},
+			{"A", step{at: 32 * s, do: "acquire", want: "ok"}},
+		}),
+		"a node without demand still waits for the lease before its trial": cat(network("A", 0), tripA(0), []crow{
+			{"B", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"B", step{at: 31 * s, do: "probes", want: "1"}},
+			{"C", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"C", step{at: 32 * s, do: "acquire", want: "open 0s"}},
+			{"", step{at: 32 * s, do: "published", want: "A opened until 31s; B lease"}},
+		}),
+		"a lease whose holder dies expires and another node probes": cat(network("A", 0), tripA(0), []crow{
+			{"A", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"A", step{at: 31 * s, do: "probes", want: "1"}},
+			{"A", step{at: 32 * s, do: "close"}},
+			{"B", step{at: 33 * s, do: "acquire", want: "open 0s"}},
+			{"B", step{at: 36*s - 1, do: "probes", want: "0"}},
+			{"B", step{at: 36*s - 1, do: "acquire", want: "open 0s"}},
+			{"B", step{at: 36 * s, do: "probes", want: "1"}},
+			{"", step{at: 36 * s, do: "published", want: "A opened until 31s; A lease; B lease"}},
+			{"B", step{at: 37 * s, do: "probe", want: "answer"}},
+			{"C", step{at: 37 * s, do: "state", want: "closed"}},
+		}),
+		"a reset on any node closes every node": cat(network("A", 0), tripA(0), []crow{
+			{"C", step{at: 2 * s, do: "reset"}},
+			{"", step{at: 2 * s, do: "published", want: "A opened until 31s; C reset"}},
+			{"A", step{at: 2 * s, do: "acquire", want: "ok"}},
+			{"B", step{at: 2 * s, do: "state", want: "closed"}},
+		}),
+		"reset-all on any node closes every node": cat(network("A", 0), tripA(0), []crow{
+			{"B", step{at: 2 * s, do: "reset-all"}},
+			{"", step{at: 2 * s, do: "published", want: "A opened until 31s; B reset-all"}},
+			{"A", step{at: 2 * s, do: "state", want: "closed"}},
+			{"C", step{at: 2 * s, do: "state", want: "closed"}},
+		}),
+		"the kill switch refuses nothing for a remote opening": cat(network("A", 0), tripA(0), []crow{
+			{"B", step{at: 2 * s, do: "disable"}},
+			{"B", step{at: 2 * s, do: "acquire", want: "ok"}},
+			{"B", step{at: 2 * s, do: "enable"}},
+			{"B", step{at: 2 * s, do: "acquire", want: "open 29s"}},
+			{"B", step{at: 2 * s, do: "exempt", tk: "e", want: "ok"}},
+		}),
+		"a partitioned node's openings stay its own": cat(network("A", 0), []crow{
+			{"", step{at: 0, do: "cut"}},
+		}, tripA(0), []crow{
+			{"A", step{at: 2 * s, do: "state", want: "open"}},
+			{"B", step{at: 2 * s, do: "state", want: "closed"}},
+		}),
+	}
+	for name, table := range tables {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				h := newHub(5 * time.Second)
+				beds := map[string]*bed{}
+				for _, n := range []string{"A", "B", "C"} {
+					b := setupProbes(t, guard.Config{Share: node{h, n}}, false)
+					beds[n] = b
+					h.mu.Lock()
+					h.guards[n] = b.g
+					h.mu.Unlock()
+				}
+				defer func() {
+					for _, b := range beds {
+						b.shutdown()
+					}
+				}()
+				seen := 0
+				for i, r := range table {
+					switch r.do {
+					case "published":
+						if d := time.Until(bubbleStart.Add(r.at)); d > 0 {
+							time.Sleep(d)
+						}
+						synctest.Wait()
+						h.mu.Lock()
+						got := slices.Clone(h.log[seen:])
+						seen = len(h.log)
+						h.mu.Unlock()
+						want := strings.Split(r.want, "; ")
+						for j := range got {
+							if j < len(want) && strings.HasPrefix(want[j], "? ") && got[j][1:] == want[j][1:] {
+								got[j] = want[j]
+							}
+						}
+						if strings.Join(got, "; ") != r.want {
+							t.Fatalf("row %d (%v): published %q, want %q", i, r.at, got, r.want)
+						}
+					case "probing", "probe-any":
+						if d := time.Until(bubbleStart.Add(r.at)); d > 0 {
+							time.Sleep(d)
+						}
+						synctest.Wait()
+						var running []*bed
+						for _, b := range beds {
+							b.mu.Lock()
+							for _, c := range b.probes {
+								if !c.returned {
+									running = append(running, b)
+								}
+							}
+							b.mu.Unlock()
+						}
+						if r.do == "probing" {
+							if got := fmt.Sprint(len(running)); got != r.want {
+								t.Fatalf("row %d (%v): %s probes running, want %s", i, r.at, got, r.want)
+							}
+							continue
+						}
+						if len(running) != 1 {
+							t.Fatalf("row %d (%v): %d probes running, want 1", i, r.at, len(running))
+						}
+						running[0].run([]step{{at: r.at, do: "probe", want: r.want}})
+					case "cut":
+						h.mu.Lock()
+						h.cut["A"] = true
+						h.mu.Unlock()
+					default:
+						beds[r.node].run([]step{r.step})
+					}
+				}
+			})
+		})
+	}
+}
