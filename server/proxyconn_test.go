@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -307,37 +306,5 @@ func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 			}
 		}
 		return false
-	})
-}
-
-// FuzzFastRequestHead: whatever head the fast path accepts, and
-// net/http can read, is a bodyless absolute http:// HTTP/1.1 request with
-// one Host, so no body framing can be read two ways.
-func FuzzFastRequestHead(f *testing.F) {
-	for _, seed := range []string{
-		"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",
-		"POST http://a/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
-		"POST http://a/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello",
-		"POST http://a/x HTTP/1.1\r\nHost: a\r\nContent-Length:  00\r\n\r\n",
-		"POST http://a/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-		"GET http://a/ HTTP/1.1\r\nHost: a\r\n Content-Length: 4\r\n\r\nabcd",
-		"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
-		"GET /x HTTP/1.1\r\nHost: a\r\n\r\n",
-	} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, head string) {
-		br := bufio.NewReaderSize(strings.NewReader(head), proxyHeadBuffer)
-		if !fastRequestHead(br, nil) {
-			return
-		}
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return // answered 400 by serveOne
-		}
-		if req.ContentLength != 0 || len(req.TransferEncoding) > 0 || req.Method == http.MethodConnect ||
-			req.ProtoMajor != 1 || req.ProtoMinor != 1 || req.URL.Scheme != "http" || req.Header.Get("Expect") != "" {
-			t.Fatalf("fast path accepted %q: length %d, TE %v, %s %s %s", head, req.ContentLength, req.TransferEncoding, req.Method, req.URL, req.Proto)
-		}
 	})
 }
