@@ -151,6 +151,7 @@ func (s *Server) upstreamError(err error, via string) error {
 func streamResponse(w http.ResponseWriter, resp *http.Response) {
 	defer resp.Body.Close()
 	copyEndToEnd(w.Header(), resp.Header)
+	dropOwnStatus(w.Header())
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	bp := getCopyBuf()

@@ -145,3 +145,85 @@ func reasonPhrase(text string) string {
 	}
 	return b.String()
 }
+
+// dropOwnStatus removes from h, the headers of an upstream's answer that
+// the daemon passes on, every Proxy-Status member named hostguard. Only
+// the daemon speaks for itself: an upstream that sent its own
+// "hostguard; error=destination_unavailable" would otherwise pass for a
+// fast-fail, and a client would stop calling a host that answers. Other
+// intermediaries' members stay, in order; a value whose quotes do not
+// close cannot be split, and goes whole if it names hostguard at all.
+func dropOwnStatus(h http.Header) {
+	vv, ok := h["Proxy-Status"]
+	if !ok {
+		return
+	}
+	kept := make([]string, 0, len(vv))
+	for _, v := range vv {
+		if v = withoutOwnMembers(v); strings.TrimSpace(v) != "" {
+			kept = append(kept, v)
+		}
+	}
+	if len(kept) == 0 {
+		delete(h, "Proxy-Status")
+		return
+	}
+	h["Proxy-Status"] = kept
+}
+
+// withoutOwnMembers is v, a Proxy-Status list, without its hostguard
+// members.
+func withoutOwnMembers(v string) string {
+	if !strings.Contains(strings.ToLower(v), proxyName) {
+		return v
+	}
+	var members []string
+	start, quoted := 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			members = append(members, v[start:i])
+			start = i + 1
+		}
+	}
+	if quoted {
+		return ""
+	}
+	members = append(members, v[start:])
+	kept := members[:0]
+	for _, m := range members {
+		if !strings.EqualFold(memberName(m), proxyName) {
+			kept = append(kept, strings.TrimSpace(m))
+		}
+	}
+	return strings.Join(kept, ", ")
+}
+
+// memberName is the name of one list member: a token, or a quoted string
+// unescaped, before its parameters.
+func memberName(m string) string {
+	m = strings.TrimLeft(m, " \t")
+	if !strings.HasPrefix(m, `"`) {
+		name, _, _ := strings.Cut(m, ";")
+		return strings.TrimRight(name, " \t")
+	}
+	var b strings.Builder
+	for i := 1; i < len(m); i++ {
+		switch c := m[i]; c {
+		case '\\':
+			if i+1 < len(m) {
+				i++
+				b.WriteByte(m[i])
+			}
+		case '"':
+			return b.String()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
