@@ -155,6 +155,11 @@ func hasPrefixFold(b []byte, prefix string) bool {
 	return len(b) >= len(prefix) && bytes.EqualFold(b[:len(prefix)], []byte(prefix))
 }
 
+// CloseWrite half-closes the connection, so that a CONNECT target's close
+// reaches the client as it would directly; a tunnel finds the method on
+// the connection it took over.
+func (c *sniffConn) CloseWrite() error { return closeWrite(c.Conn) }
+
 func (c *sniffConn) Close() error {
 	c.once.Do(c.release)
 	return c.Conn.Close()

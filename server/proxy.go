@@ -309,7 +309,7 @@ func (tun *tunnel) fromTarget(st *tunnelTicket, answered chan<- struct{}) {
 				// counts (a reset does not).
 				st.failed(err)
 			}
-			closeWrite(tun.client)
+			_ = closeWrite(tun.client)
 			if err != io.EOF {
 				tun.close()
 			}
@@ -341,7 +341,7 @@ func (tun *tunnel) fromClient(early io.Reader, spoke, left chan<- struct{}) {
 			}
 		}
 		if err != nil {
-			closeWrite(tun.up)
+			_ = closeWrite(tun.up)
 			if err != io.EOF || first {
 				// A client that leaves without a word waits for
 				// nothing; keeping the tunnel would only hold the
@@ -400,8 +400,11 @@ func (s *Server) firstByteDeadline(tun *tunnel, st *tunnelTicket, spoke, left, a
 		}
 	}
 }
-func closeWrite(c net.Conn) {
+
+// closeWrite half-closes c, or does nothing where c cannot.
+func closeWrite(c net.Conn) error {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+		return cw.CloseWrite()
 	}
+	return nil
 }

@@ -577,3 +577,6 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	}
 	return c.Conn.Read(p)
 }
+
+// CloseWrite half-closes the connection, for a tunnel (see sniffConn's).
+func (c *replayConn) CloseWrite() error { return closeWrite(c.Conn) }
