@@ -22,6 +22,7 @@ import (
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
+	"github.com/hostguard/hostguard/store/sqlite"
 )
 
 // parseBudgetSource reads NAME[:DAILY_LIMIT[:SHARE]], e.g.
@@ -249,9 +250,16 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 		}
 		dsn = p
 	}
-	kind, _, err := hostguard.ParseDSN(dsn)
+	kind, target, err := hostguard.ParseDSN(dsn)
 	if err != nil {
 		return err
+	}
+	if kind == "sqlite" {
+		lock, err := sqlite.Lock(target)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 	}
 	st, err := hostguard.Open(ctx, dsn)
 	if err != nil {
