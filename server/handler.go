@@ -41,12 +41,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	gone := r.Context().Err() != nil
 	e := s.errorFor(err)
 	markDaemonAnswer(err, e)
-	if (e.Status == http.StatusInternalServerError || e.ProxyStatus == "proxy_internal_error") && !gone {
-		s.errLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
-	}
 	if gone {
 		return
 	}
+	s.logFailure(err, e)
 	writeAPIError(w, e)
 }
 

@@ -25,6 +25,19 @@ func outageAnswer(doing string) *apiError {
 // outage fails every request, and a line per request would bury the log.
 const errorLogEvery = 10 * time.Second
 
+// logFailure logs an answer of the daemon's own failing: a 500 (a bug, or
+// a store refusing what it was asked) and an outage (a 503 of a store
+// that could not be reached) each under their own limiter, so that an
+// outage's steady stream of 503s never hides the one 500 beside it.
+func (s *Server) logFailure(err error, e *apiError) {
+	switch {
+	case e.Status == http.StatusInternalServerError:
+		s.errLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
+	case e.ProxyStatus == "proxy_internal_error":
+		s.outageLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
+	}
+}
+
 // errorLimiter logs the first internal error at once, then at most one
 // line per errorLogEvery, carrying how many were not logged since.
 type errorLimiter struct {

@@ -119,9 +119,7 @@ func (s *Server) refuseConnect(w http.ResponseWriter, r *http.Request, err error
 	}
 	e := s.errorFor(err)
 	markDaemonAnswer(err, e)
-	if e.Status == http.StatusInternalServerError || e.ProxyStatus == "proxy_internal_error" {
-		s.errLog.log(s.log, s.cfg.Now(), "server: "+doing(err)+" failed", err)
-	}
+	s.logFailure(err, e)
 	rec := &headerRecorder{h: w.Header().Clone()}
 	writeAPIError(rec, e)
 	conn, brw, herr := http.NewResponseController(w).Hijack()

@@ -43,7 +43,8 @@ type Server struct {
 	token     tokenMatcher
 	authLimit *authLimit
 	own       *ownAddrs
-	errLog    errorLimiter
+	errLog    errorLimiter // 500s
+	outageLog errorLimiter // 503s of a store that could not be reached
 	tickets   *ticketTable
 	metrics   *metrics
 	api       http.Handler

@@ -11,9 +11,11 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
 	"net"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
 )
 
@@ -27,7 +29,13 @@ func Unavailable(err error) bool {
 		errors.Is(err, driver.ErrBadConn),
 		errors.Is(err, sql.ErrConnDone),
 		errors.Is(err, errDBClosed),
-		errors.Is(err, puddle.ErrClosedPool):
+		errors.Is(err, puddle.ErrClosedPool),
+		// A connection that ended without a word from the server (a
+		// cut network, a killed backend, a proxy gone): the driver
+		// reads EOF mid-message and says no more than that.
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, io.EOF),
+		errors.Is(err, pgconn.ErrConnClosed):
 		return true
 	}
 	if _, ok := errors.AsType[net.Error](err); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -39,6 +40,10 @@ func TestUnavailable(t *testing.T) {
 		{"pg syntax", &pgconn.PgError{Code: "42601"}, false},
 		{"pg constraint", fmt.Errorf("postgres: add: %w", &pgconn.PgError{Code: "23505"}), false},
 		{"pg out of range", &pgconn.PgError{Code: "22003"}, false},
+		{"pg connection ended mid-message", fmt.Errorf("postgres: claim: failed to receive message: %w", io.ErrUnexpectedEOF), true},
+		{"pg connection ended", fmt.Errorf("postgres: claim: %w", io.EOF), true},
+		{"pg conn closed", fmt.Errorf("postgres: claim: %w", pgconn.ErrConnClosed), true},
+		{"broken pipe", fmt.Errorf("postgres: claim: %w", &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}), true},
 		{"sqlite busy", fmt.Errorf("sqlite: add: %w", sqliteCode(5)), true},
 		{"sqlite busy snapshot", sqliteCode(5 | 2<<8), true},
 		{"sqlite constraint", sqliteCode(19), false},
