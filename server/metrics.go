@@ -184,6 +184,33 @@ func boundedMethod(m string) string {
 	return "other"
 }
 
+// statusLabel is code as a label value, from a closed set: the codes
+// net/http names, else the class ("2xx"), else "other". An upstream's
+// status passes through the proxy and the fetch route as it is, and a
+// label per odd code would let any upstream grow /metrics without bound.
+func statusLabel(code int) string {
+	if code >= 0 && code < len(statusLabels) {
+		return statusLabels[code]
+	}
+	return "other"
+}
+
+// statusLabels holds every value statusLabel returns for 0-599, made once
+// so that labelling a request allocates nothing.
+var statusLabels = func() (l [600]string) {
+	for code := range l {
+		switch {
+		case http.StatusText(code) != "":
+			l[code] = strconv.Itoa(code)
+		case code >= 100:
+			l[code] = strconv.Itoa(code/100) + "xx"
+		default:
+			l[code] = "other"
+		}
+	}
+	return l
+}()
+
 // time observes how long next takes, by status code, in h.
 func (m *metrics) time(h prometheus.ObserverVec, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -194,7 +221,7 @@ func (m *metrics) time(h prometheus.ObserverVec, next http.Handler) http.Handler
 			if code == 0 {
 				code = http.StatusOK
 			}
-			h.WithLabelValues(strconv.Itoa(code)).Observe(time.Since(start).Seconds())
+			h.WithLabelValues(statusLabel(code)).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(rec, r)
 	})
