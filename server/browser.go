@@ -20,7 +20,9 @@ import (
 //     none of these.
 //   - a request that a browser marks as coming from another site (an
 //     Origin that is not the daemon's own, or Sec-Fetch-Site: cross-site)
-//     is refused before it is routed, whatever the method.
+//     is refused before it is routed, whatever the method; so is
+//     Sec-Fetch-Site: same-site (a page on another port of this host) on
+//     a route that contacts hosts or changes state.
 //   - a request that can change state and carries a body must say
 //     Content-Type: application/json, which a cross-site page cannot send
 //     without a CORS preflight that the daemon never grants.
@@ -105,9 +107,16 @@ func (s *Server) hostAllowed(hostport string) bool {
 // checkOrigin refuses what a browser says came from another site. Clients
 // that are not browsers send neither header.
 func checkOrigin(r *http.Request) error {
-	if strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
+	switch site := r.Header.Get("Sec-Fetch-Site"); {
+	case strings.EqualFold(site, "cross-site"):
 		return &apiError{Status: http.StatusForbidden, Field: "Origin",
 			Message: "server: cross-site browser requests are refused"}
+	case strings.EqualFold(site, "same-site") && contactsOrChanges(r):
+		// A site is a host without its port: a page served on another
+		// port of this host is same-site, and a GET form or link of its
+		// own (which carries no Origin) would make the daemon fetch.
+		return &apiError{Status: http.StatusForbidden, Field: "Origin",
+			Message: "server: browser requests from another site or another port of this host may only read"}
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -119,6 +128,16 @@ func checkOrigin(r *http.Request) error {
 	}
 	return &apiError{Status: http.StatusForbidden, Field: "Origin",
 		Message: "server: requests from another origin are refused; the API serves its own status page only"}
+}
+
+// contactsOrChanges reports whether r may contact a host or change state:
+// any method but a read, and the fetch route whatever its method.
+func contactsOrChanges(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return r.URL.Path == "/v1/fetch"
+	}
+	return true
 }
 
 // checkContentType requires JSON on a request that may change state and
