@@ -17,27 +17,51 @@ import (
 	"testing"
 )
 
-// readmeBlocks returns README.md's fenced blocks in language lang, each
-// with the line its fence opens on.
-func readmeBlocks(t *testing.T, lang string) (blocks []string, lines []int) {
+// fence is one fenced block of a Markdown file: its language, the lines
+// its opening and closing fences are on, and its text.
+type fence struct {
+	lang       string
+	line, last int
+	text       string
+}
+
+// docFences returns every fenced block of the Markdown file at path, in
+// order.
+func docFences(t *testing.T, path string) []fence {
 	t.Helper()
-	data, err := os.ReadFile("README.md")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	var cur *strings.Builder
+	var out []fence
+	var cur *fence
+	var text strings.Builder
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		switch {
-		case cur == nil && line == "```"+lang:
-			cur = &strings.Builder{}
-			lines = append(lines, n)
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur = &fence{lang: strings.TrimPrefix(line, "```"), line: n}
+			text.Reset()
 		case cur != nil && line == "```":
-			blocks = append(blocks, cur.String())
+			cur.last, cur.text = n, text.String()
+			out = append(out, *cur)
 			cur = nil
 		case cur != nil:
-			cur.WriteString(line + "\n")
+			text.WriteString(line + "\n")
+		}
+	}
+	return out
+}
+
+// readmeBlocks returns README.md's fenced blocks in language lang, each
+// with the line its fence opens on.
+func readmeBlocks(t *testing.T, lang string) (blocks []string, lines []int) {
+	t.Helper()
+	for _, f := range docFences(t, "README.md") {
+		if f.lang == lang {
+			blocks = append(blocks, f.text)
+			lines = append(lines, f.line)
 		}
 	}
 	if len(blocks) == 0 {
