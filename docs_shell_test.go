@@ -452,7 +452,7 @@ func apiShellBlocks(t *testing.T, bin, binDir string) {
 			// The document reports a ticket of its own: take one.
 			ticket := regexp.MustCompile(`"ticket":"([0-9a-f]{32})"`).FindStringSubmatch(script)
 			if ticket != nil {
-				setup = fmt.Sprintf(`T=$(command curl -s -H 'Content-Type: application/json' -X POST http://127.0.0.1:7411/v1/guard/acquire -d '{"url":"https://api.example.com/"}' | jq -r .ticket)`+"\n")
+				setup = fmt.Sprintf(`T=$(command curl -s -H 'Content-Type: application/json' -X POST http://127.0.0.1:7411/v1/guard/acquire -d '{"url":"https://api.example.com/"}' | jq -r .ticket)` + "\n")
 				script = strings.ReplaceAll(script, ticket[1], `'"$T"'`)
 			}
 		}
