@@ -94,11 +94,10 @@ type shellRun struct {
 // shellEnv is where blocks run: a working directory, the binary on PATH,
 // and the addresses a block's own `hostguard serve` takes.
 type shellEnv struct {
-	t       *testing.T
-	dir     string
-	binDir  string
-	extra   []string
-	noSleep bool
+	t      *testing.T
+	dir    string
+	binDir string
+	extra  []string
 }
 
 func newShellEnv(t *testing.T, binDir string, extra ...string) *shellEnv {
@@ -452,7 +451,7 @@ func apiShellBlocks(t *testing.T, bin, binDir string) {
 			// The document reports a ticket of its own: take one.
 			ticket := regexp.MustCompile(`"ticket":"([0-9a-f]{32})"`).FindStringSubmatch(script)
 			if ticket != nil {
-				setup = fmt.Sprintf(`T=$(command curl -s -H 'Content-Type: application/json' -X POST http://127.0.0.1:7411/v1/guard/acquire -d '{"url":"https://api.example.com/"}' | jq -r .ticket)` + "\n")
+				setup = `T=$(command curl -s -H 'Content-Type: application/json' -X POST http://127.0.0.1:7411/v1/guard/acquire -d '{"url":"https://api.example.com/"}' | jq -r .ticket)` + "\n"
 				script = strings.ReplaceAll(script, ticket[1], `'"$T"'`)
 			}
 		}
