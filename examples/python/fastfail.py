@@ -73,8 +73,8 @@ def endpoint_state(ep):
 
 def main():
     ep = dead_upstream()
-    # Two give-ups: the client's own 1.5 s timeout, longer than the
-    # daemon's --give-up-after.
+    # Two give-ups: the client's own 1.5 s timeout against a host that
+    # never answers.
     # http.client, so that the connection is closed the moment the client
     # gives up: that close is what the daemon sees.
     p = urllib.parse.urlsplit(PROXY)
