@@ -45,8 +45,9 @@ type endpoint struct {
 	openErr atomic.Pointer[OpenError] // the last fast-fail error handed out, shared by callers
 	need    atomic.Int64              // what the endpoint recently needed to answer, in ns; see latency.go
 	doubt   atomic.Int64              // since+1 of the first give-up its need excused since its last answer; 0: none
-	// The coarse clock's reading at the last answer, as Guard.since: a
-	// lower bound of its time. Kept only by a sharing guard.
+	// One past the coarse clock's reading at the last answer, as
+	// Guard.since (a lower bound of its time); 0 for none. Kept only by a
+	// sharing guard.
 	answeredAt atomic.Int64
 
 	mu        sync.Mutex    // guards the fields below

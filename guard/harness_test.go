@@ -153,6 +153,7 @@ const defaultURL = "http://a.test/"
 //	acquire, exempt   "ok", "trial", or "open <RetryAfter>" (e.g. "open 30s", "open 0s"),
 //	                  or a range "open <min>..<max>", both ends included
 //	answer, release   ticket operations; want is unused
+//	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
 //	                  canceled, peer-reset, policy, other (default refused)
 //	reset             Reset(url)
@@ -198,6 +199,12 @@ func (b *bed) run(rows []step) {
 			}
 		case "answer":
 			b.ticket(where, r.tk).Answered()
+		case "answer-after":
+			d, err := time.ParseDuration(r.want)
+			if err != nil {
+				b.t.Fatalf("%s: %v", where, err)
+			}
+			b.ticket(where, r.tk).AnsweredAfter(d)
 		case "fail":
 			b.ticket(where, r.tk).Failed(namedErr(b.t, r.want))
 		case "release":

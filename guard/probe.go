@@ -125,18 +125,46 @@ func (g *Guard) runProbe(run *probeRun) {
 	defer g.probes.Add(-1)
 	defer run.cancel()
 	defer run.t.Release()
-	err := g.cfg.Probe(run.ctx, run.t.ep.key)
 	ep := run.t.ep
+	ctx, wait := run.ctx, g.probeWait(ep)
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(run.ctx, wait)
+		defer cancel()
+	}
+	start := g.cfg.Now()
+	err := g.cfg.Probe(ctx, ep.key)
 	ep.mu.Lock()
 	if ep.probe == run {
 		ep.probe = nil
 	}
 	ep.mu.Unlock()
-	if err == nil {
-		run.t.Answered()
-	} else {
+	switch {
+	case err == nil:
+		run.t.AnsweredAfter(g.cfg.Now().Sub(start))
+	case wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil:
+		// The guard's own wait ran out: judged by the wait rule, like
+		// any caller's give-up.
+		run.t.Failed(&WaitError{Owed: wait, Err: context.DeadlineExceeded})
+	default:
 		run.t.Failed(err)
 	}
+}
+
+// probeWait is how long a probe of ep may wait for its answer: a little
+// more than the wait rule needs to count a give-up (above WaitFloor and
+// WaitFactor times what the endpoint recently needed to answer), so that a
+// probe that started while the host hung does not hold the endpoint's one
+// trial for a whole request timeout after it comes back. It is 0, the
+// Probe's own timeout, while the endpoint's need is unknown or the rule is
+// off.
+func (g *Guard) probeWait(ep *endpoint) time.Duration {
+	need := time.Duration(ep.need.Load())
+	if need == 0 || g.cfg.WaitFloor < 0 {
+		return 0
+	}
+	w := max(g.cfg.WaitFloor, WaitFactor*need)
+	return w + w/4
 }
 
 // Close stops the guard's probe timers, cancels the probes running and

@@ -61,6 +61,46 @@ func TestProbeRules(t *testing.T) {
 			{at: 24 * time.Hour, do: "acquire", want: "open 0s"},
 			{at: 24 * time.Hour, do: "probes", want: "1"},
 		})},
+		"a probe waits what the endpoint needs, not a whole timeout": {rows: rows([]step{
+			// The host answered in 2s: a give-up after more than 8s
+			// counts (WaitFactor 4), so the probe waits 10s.
+			{do: "acquire", tk: "up"}, {do: "answer-after", tk: "up", want: "2s"},
+		}, trip, []step{
+			{at: 10 * s, do: "acquire", want: "open 20s"},
+			{at: 30 * s, do: "probes", want: "1"},
+			{at: 40*s - 1, do: "state", want: "half-open"},
+			{at: 40*s - 1, do: "cancelled", want: "false"},
+			{at: 40 * s, do: "state", want: "open"},
+			{at: 40 * s, do: "acquire", want: "open 30s"},
+		})},
+		"a probe of an endpoint never seen answering waits as long as Probe does": {rows: rows(trip, []step{
+			{at: 10 * s, do: "acquire", want: "open 20s"},
+			{at: 30 * s, do: "probes", want: "1"},
+			{at: 10 * time.Minute, do: "state", want: "half-open"},
+			{at: 10 * time.Minute, do: "cancelled", want: "false"},
+			{at: 10 * time.Minute, do: "probe", want: "timeout"},
+			{at: 10 * time.Minute, do: "state", want: "open"},
+		})},
+		"the probe's wait has the floor under it": {cfg: guard.Config{WaitFloor: 5 * s}, rows: rows([]step{
+			{do: "acquire", tk: "up"}, {do: "answer-after", tk: "up", want: "10ms"},
+		}, trip, []step{
+			{at: 10 * s, do: "acquire", want: "open 20s"},
+			{at: 36*s + 250*time.Millisecond - 1, do: "state", want: "half-open"},
+			{at: 36*s + 250*time.Millisecond, do: "state", want: "open"},
+		})},
+		"an answered probe notes what the endpoint needed": {rows: rows(trip, []step{
+			{at: 10 * s, do: "acquire", want: "open 20s"},
+			{at: 33 * s, do: "probe", want: "answer"},
+			{at: 33 * s, do: "state", want: "closed"},
+		}, []step{
+			{at: 40 * s, do: "acquire", tk: "c"}, {at: 40 * s, do: "fail", tk: "c"},
+			{at: 41 * s, do: "acquire", tk: "d"}, {at: 41 * s, do: "fail", tk: "d"},
+			{at: 45 * s, do: "acquire", want: "open 26s"},
+			// 3s needed: the next probe waits 1.25 × 4 × 3s = 15s.
+			{at: 71 * s, do: "probes", want: "2"},
+			{at: 86*s - 1, do: "state", want: "half-open"},
+			{at: 86 * s, do: "state", want: "open"},
+		})},
 		"a probe that answers closes the endpoint": {rows: rows(trip, []step{
 			{at: 10 * s, do: "acquire", want: "open 20s"},
 			{at: 31 * s, do: "probe", want: "answer"},

@@ -137,7 +137,7 @@ func (g *Guard) noteTime(now time.Time) {
 // bound of its time. It writes only when the reading moved, so callers
 // sharing a record do not keep writing to its cache line.
 func (g *Guard) noteAnswer(ep *endpoint) {
-	if c := g.coarse.Load(); ep.answeredAt.Load() < c {
+	if c := g.coarse.Load() + 1; ep.answeredAt.Load() < c {
 		ep.answeredAt.Store(c)
 	}
 }
@@ -150,7 +150,10 @@ func (g *Guard) networkWorks(self *endpoint, now time.Time) bool {
 	g.ringMu.Lock()
 	defer g.ringMu.Unlock()
 	for _, ep := range g.ring {
-		if ep != nil && ep != self && ep.answeredAt.Load() >= from {
+		if ep == nil {
+			continue
+		}
+		if a := ep.answeredAt.Load(); ep != self && a != 0 && a-1 >= from {
 			return true
 		}
 	}
@@ -235,7 +238,7 @@ func (g *Guard) Apply(t Transition) {
 // counts as newer: the guard errs towards contacting), and no opening of
 // its own that ends later. Call with ep.mu held.
 func (g *Guard) adoptable(ep *endpoint, t *Transition) bool {
-	if a := ep.answeredAt.Load(); a != 0 && a+int64(coarseStep) >= g.since(t.Since) {
+	if a := ep.answeredAt.Load(); a != 0 && a-1+int64(coarseStep) >= g.since(t.Since) {
 		return false
 	}
 	return !ep.open || ep.openUntil.Before(t.Until)
@@ -333,4 +336,44 @@ func (g *Guard) leaseExpired(ep *endpoint, cycle uint64) {
 	if ok {
 		g.claim(ep, cycle)
 	}
+}
+
+// DefaultLeaseFor is how long a claimed lease holds when StoreShareParams
+// leaves LeaseFor zero: long enough for one probe at the transport's
+// default header timeout (30 s) to settle and its result to be published.
+const DefaultLeaseFor = 40 * time.Second
+
+// ShareStore is implemented by a store that can carry transitions between
+// the guards of several processes (store/postgres).
+type ShareStore interface {
+	GuardShare(p StoreShareParams) (Link, error)
+}
+
+// StoreShareParams configures one guard's Link.
+type StoreShareParams struct {
+	// Node names this process in the cluster; empty draws a random name.
+	Node string
+	// LeaseFor is how long a claimed lease holds before another node may
+	// take it over: more than the longest probe. Zero means
+	// DefaultLeaseFor; negative is invalid.
+	LeaseFor time.Duration
+	// Now is the clock leases are timed by. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Link is one guard's connection to the others through a store: it is the
+// guard's Sharer and Claimer, and Start delivers the other guards'
+// transitions to it.
+type Link interface {
+	Sharer
+	Claimer
+	// Start loads the openings the other guards published that are still
+	// running and passes them to apply (a Guard's Apply), then keeps
+	// passing every transition they publish until Close; after a lost
+	// connection it loads the openings again. It returns once the first
+	// load is done, or with the error that stopped it.
+	Start(ctx context.Context, apply func(Transition)) error
+	// Close stops delivering, writes what was published before it, and
+	// releases the link's connections.
+	Close() error
 }
