@@ -48,6 +48,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
 	t.Run("budget limits", func(t *testing.T) { testBudgetLimits(t, newHarness) })
 	t.Run("leader", func(t *testing.T) { testLeader(t, newHarness) })
+	t.Run("guard share", func(t *testing.T) { testGuardShare(t, newHarness) })
 	t.Run("strict strings", func(t *testing.T) {
 		t.Run("budget", func(t *testing.T) { testBudgetStrings(t, newHarness) })
 		t.Run("evidence", func(t *testing.T) { testEvidenceStrings(t, newHarness) })

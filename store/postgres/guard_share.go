@@ -1,0 +1,361 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+	"github.com/jackc/pgx/v5"
+)
+
+// guardQueueMax bounds the publications waiting for the writer. Transitions
+// are rare (one per trip or recovery); a queue this long means the
+// database is gone, and the oldest publications are dropped: the other
+// nodes then learn from their own evidence, as without sharing.
+const guardQueueMax = 1024
+
+// guardShareTimeout bounds each statement of the link.
+const guardShareTimeout = 5 * time.Second
+
+// GuardShare implements guard.ShareStore: a Link that shares a guard's
+// transitions with the guards of every other process on this database.
+// Current openings live in the table guard_openings, so that a node that
+// starts or reconnects loads them; changes travel by NOTIFY on the channel
+// 'hostguard_guard.<schema>', so that databases holding several hostguard
+// schemas do not hear each other; the lease on each endpoint's next trial
+// is a row of guard_leases. The closed path never reaches the database:
+// only transitions do, one transaction each, written by a goroutine of the
+// link's own.
+func (s *Store) GuardShare(p guard.StoreShareParams) (guard.Link, error) {
+	if p.LeaseFor < 0 {
+		return nil, &guard.InputError{Field: "lease_for", Reason: fmt.Sprintf("is %v; want 0 (default %v) or more", p.LeaseFor, guard.DefaultLeaseFor)}
+	}
+	if p.LeaseFor == 0 {
+		p.LeaseFor = guard.DefaultLeaseFor
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Node == "" {
+		p.Node = newWakeID()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &guardLink{s: s, p: p, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), wdone: make(chan struct{})}
+	go l.write()
+	return l, nil
+}
+
+type guardLink struct {
+	s      *Store
+	p      guard.StoreShareParams
+	ctx    context.Context // ends with Close
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	queue   []guard.Transition
+	closed  bool
+	started bool
+	channel string
+	kick    chan struct{} // a publication is queued; buffer 1
+	wdone   chan struct{} // the writer returned
+	ldone   chan struct{} // the listener returned; nil until Start
+}
+
+// note is a NOTIFY's payload: one transition and the node it came from.
+type note struct {
+	Node     string `json:"n"`
+	Change   uint8  `json:"c"`
+	Endpoint string `json:"e,omitempty"`
+	At       int64  `json:"at"`
+	Since    int64  `json:"s,omitempty"`
+	Until    int64  `json:"u,omitempty"`
+}
+
+func (n note) transition() guard.Transition {
+	t := guard.Transition{Endpoint: n.Endpoint, Change: guard.Change(n.Change), At: time.Unix(0, n.At).UTC()}
+	if t.Change == guard.ChangeOpened {
+		t.Since, t.Until = time.Unix(0, n.Since).UTC(), time.Unix(0, n.Until).UTC()
+	}
+	return t
+}
+
+// Publish implements guard.Sharer: it queues t for the writer and returns.
+func (l *guardLink) Publish(t guard.Transition) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	if len(l.queue) >= guardQueueMax {
+		l.queue = l.queue[1:]
+	}
+	l.queue = append(l.queue, t)
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// write sends queued publications until Close, then what is left.
+func (l *guardLink) write() {
+	defer close(l.wdone)
+	for {
+		select {
+		case <-l.kick:
+		case <-l.ctx.Done():
+			l.flush(context.Background())
+			return
+		}
+		l.flush(l.ctx)
+	}
+}
+
+// flush writes the queue, one transaction per transition. A failed write
+// is dropped: the transition stays local, which is where it would be
+// without sharing.
+func (l *guardLink) flush(ctx context.Context) {
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			l.mu.Unlock()
+			return
+		}
+		t := l.queue[0]
+		l.queue = l.queue[1:]
+		l.mu.Unlock()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), guardShareTimeout)
+		_ = l.publish(wctx, t)
+		cancel()
+	}
+}
+
+// publish writes one transition and announces it, in one transaction: the
+// NOTIFY is delivered when the row change commits.
+func (l *guardLink) publish(ctx context.Context, t guard.Transition) error {
+	channel, err := l.channelName(ctx, l.s.pool)
+	if err != nil {
+		return err
+	}
+	n := note{Node: l.p.Node, Change: uint8(t.Change), Endpoint: t.Endpoint, At: t.At.UnixNano()}
+	if t.Change == guard.ChangeOpened {
+		n.Since, n.Until = t.Since.UnixNano(), t.Until.UnixNano()
+	}
+	payload, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, l.s.pool, func(tx pgx.Tx) error {
+		// A lost opening costs another node one more trip, so the commit
+		// does not wait for the disk.
+		if _, err := tx.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true)`); err != nil {
+			return err
+		}
+		switch t.Change {
+		case guard.ChangeOpened:
+			if _, err := tx.Exec(ctx, `INSERT INTO guard_openings AS o (endpoint, node, opened_at, since, until)
+				VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (endpoint) DO UPDATE SET node = excluded.node, opened_at = excluded.opened_at,
+					since = excluded.since, until = excluded.until
+				WHERE o.until < excluded.until`, t.Endpoint, l.p.Node, t.At, t.Since, t.Until); err != nil {
+				return err
+			}
+			// The holder of the lease reports its trial's failure: the
+			// next open period gets a lease of its own.
+			if _, err := tx.Exec(ctx, `DELETE FROM guard_leases WHERE endpoint = $1 AND node = $2`, t.Endpoint, l.p.Node); err != nil {
+				return err
+			}
+		case guard.ChangeAnswered, guard.ChangeReset:
+			if _, err := tx.Exec(ctx, `DELETE FROM guard_openings WHERE endpoint = $1`, t.Endpoint); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM guard_leases WHERE endpoint = $1`, t.Endpoint); err != nil {
+				return err
+			}
+		case guard.ChangeResetAll:
+			// Several rows: taken in byte order, as every multi-row
+			// statement here is, so that two resets cannot deadlock.
+			if _, err := tx.Exec(ctx, `DELETE FROM guard_openings WHERE endpoint IN
+				(SELECT endpoint FROM guard_openings ORDER BY endpoint COLLATE "C" FOR UPDATE)`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM guard_leases WHERE endpoint IN
+				(SELECT endpoint FROM guard_leases ORDER BY endpoint COLLATE "C" FOR UPDATE)`); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, string(payload))
+		return err
+	})
+}
+
+// Claim implements guard.Claimer with one conditional upsert: the lease on
+// an endpoint's trial goes to the first node that asks for an open period,
+// and to another once it expires or a later period is claimed.
+func (l *guardLink) Claim(ctx context.Context, p guard.ClaimParams) (guard.Lease, error) {
+	ctx, cancel := context.WithTimeout(ctx, guardShareTimeout)
+	defer cancel()
+	now := l.p.Now()
+	var node string
+	var expires time.Time
+	err := l.s.pool.QueryRow(ctx, `INSERT INTO guard_leases AS l (endpoint, node, until, expires_at)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (endpoint) DO UPDATE SET node = excluded.node, until = excluded.until, expires_at = excluded.expires_at
+		WHERE l.expires_at <= $5 OR l.until < excluded.until
+		RETURNING node, expires_at`, p.Endpoint, l.p.Node, p.Until, now.Add(l.p.LeaseFor), now).Scan(&node, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = l.s.pool.QueryRow(ctx, `SELECT node, expires_at FROM guard_leases WHERE endpoint = $1`, p.Endpoint).Scan(&node, &expires)
+	}
+	if err != nil {
+		return guard.Lease{}, fmt.Errorf("postgres: guard lease: %w", err)
+	}
+	return guard.Lease{Held: node == l.p.Node, Expires: expires.UTC()}, nil
+}
+
+// Start implements guard.Link.
+func (l *guardLink) Start(ctx context.Context, apply func(guard.Transition)) error {
+	l.mu.Lock()
+	if l.closed || l.started {
+		l.mu.Unlock()
+		return errors.New("postgres: guard share: started twice or closed")
+	}
+	l.started = true
+	l.ldone = make(chan struct{})
+	l.mu.Unlock()
+	ready := make(chan error, 1)
+	go l.listen(apply, ready)
+	select {
+	case err := <-ready:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// listen keeps one LISTEN connection up until Close. After each
+// (re)connection it loads the openings still running, since notifications
+// sent while it was down are lost.
+func (l *guardLink) listen(apply func(guard.Transition), ready chan<- error) {
+	defer close(l.ldone)
+	first := true
+	pause := retryListenMinPause
+	for l.ctx.Err() == nil {
+		err := l.listenOnce(apply, func() {
+			pause = retryListenMinPause
+			if first {
+				first = false
+				ready <- nil
+			}
+		})
+		if first {
+			first = false
+			ready <- fmt.Errorf("postgres: guard share: %w", err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-l.ctx.Done():
+			t.Stop()
+			return
+		}
+		pause = min(2*pause, retryListenMaxPause)
+	}
+}
+
+func (l *guardLink) listenOnce(apply func(guard.Transition), listening func()) error {
+	ctx := l.ctx
+	conn, err := pgx.ConnectConfig(ctx, l.s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	channel, err := l.channelName(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return err
+	}
+	// Listening first: an opening committed from here on is announced
+	// even if the load below misses it.
+	rows, err := conn.Query(ctx, `SELECT endpoint, opened_at, since, until FROM guard_openings
+		WHERE until > $1 AND node <> $2`, l.p.Now(), l.p.Node)
+	if err != nil {
+		return err
+	}
+	var loaded []guard.Transition
+	for rows.Next() {
+		t := guard.Transition{Change: guard.ChangeOpened}
+		if err := rows.Scan(&t.Endpoint, &t.At, &t.Since, &t.Until); err != nil {
+			rows.Close()
+			return err
+		}
+		loaded = append(loaded, t)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range loaded {
+		apply(t)
+	}
+	listening()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var msg note
+		if json.Unmarshal([]byte(n.Payload), &msg) != nil || msg.Node == l.p.Node {
+			continue
+		}
+		apply(msg.transition())
+	}
+}
+
+// channelName is the NOTIFY channel, read once: the schema comes from the
+// connection settings, the same for the pool and the listener.
+func (l *guardLink) channelName(ctx context.Context, db interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	l.mu.Lock()
+	name := l.channel
+	l.mu.Unlock()
+	if name != "" {
+		return name, nil
+	}
+	if err := db.QueryRow(ctx, `SELECT 'hostguard_guard.' || current_schema()`).Scan(&name); err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	l.channel = name
+	l.mu.Unlock()
+	return name, nil
+}
+
+// Close implements guard.Link.
+func (l *guardLink) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	ldone := l.ldone
+	l.mu.Unlock()
+	l.cancel()
+	<-l.wdone
+	if ldone != nil {
+		<-ldone
+	}
+	return nil
+}
