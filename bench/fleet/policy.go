@@ -61,10 +61,11 @@ func Policies() []Policy {
 	return []Policy{
 		{Name: "oracle", Note: "knows the schedule: never contacts a down host, never refuses an up one", New: newOracle},
 		{Name: "none", Note: "no breaker, client timeout only", New: newPlain},
-		{Name: "hostguard", Note: fmt.Sprintf("the daemon's settings: guard defaults scaled (Threshold 2, Window 4T, OpenFor T), probes through transport.ProbeFunc, MaxOpenFor %gT", float64(DaemonMaxOpenFor)), New: newHostguard(true, DaemonMaxOpenFor)},
-		{Name: "hostguard-probes", Note: "probes without growth (MaxOpenFor 0)", New: newHostguard(true, 0)},
-		{Name: "hostguard-growth", Note: fmt.Sprintf("growth alone (MaxOpenFor %gT), no probes", float64(DaemonMaxOpenFor)), New: newHostguard(false, DaemonMaxOpenFor)},
-		{Name: "hostguard-seed", Note: "the seed's rules: no probes, no growth; the first request after the open period is the trial", New: newHostguard(false, 0)},
+		{Name: "hostguard", Note: fmt.Sprintf("the daemon's settings: guard defaults scaled (Threshold 2, Window 4T, OpenFor T), probes through transport.ProbeFunc, MaxOpenFor %gT", float64(DaemonMaxOpenFor)), New: newHostguard(true, DaemonMaxOpenFor, false)},
+		{Name: "hostguard-probeT", Note: "the daemon's settings, but every probe waits the whole T (the wait rule off), as before the probe's wait followed the host's need", New: newHostguard(true, DaemonMaxOpenFor, true)},
+		{Name: "hostguard-probes", Note: "probes without growth (MaxOpenFor 0)", New: newHostguard(true, 0, false)},
+		{Name: "hostguard-growth", Note: fmt.Sprintf("growth alone (MaxOpenFor %gT), no probes", float64(DaemonMaxOpenFor)), New: newHostguard(false, DaemonMaxOpenFor, false)},
+		{Name: "hostguard-seed", Note: "the seed's rules: no probes, no growth; the first request after the open period is the trial", New: newHostguard(false, 0, false)},
 		{Name: "gobreaker", Note: "defaults scaled (trip after >5 consecutive failures, open 2T, 1 half-open request); errors only", New: newGobreaker(false)},
 		{Name: "gobreaker-5xx", Note: "as gobreaker, and a 5xx status counts as a failure", New: newGobreaker(true)},
 		{Name: "failsafe", Note: "defaults scaled (trip after 1 failure, open 2T, 1 half-open request); errors only", New: newFailsafe(false)},
@@ -83,7 +84,7 @@ func HostguardPolicy(probe bool, maxOpenFor time.Duration) Policy {
 		name += fmt.Sprintf("-max%dT", maxOpenFor)
 		note += fmt.Sprintf(", MaxOpenFor %dT", maxOpenFor)
 	}
-	return Policy{Name: name, Note: note, New: newHostguard(probe, maxOpenFor)}
+	return Policy{Name: name, Note: note, New: newHostguard(probe, maxOpenFor, false)}
 }
 
 // PolicyNamed returns the policy called name.
@@ -127,9 +128,14 @@ type hostguardClient struct {
 
 // newHostguard builds hostguard's transport with the scaled defaults, with
 // or without probes, and with MaxOpenFor = maxOpenFor × T (0: no growth).
-func newHostguard(probe bool, maxOpenFor time.Duration) func(Env) Client {
+// fullWait turns the wait rule off, so that probes wait the whole T.
+func newHostguard(probe bool, maxOpenFor time.Duration, fullWait bool) func(Env) Client {
 	return func(env Env) Client {
-		cfg := guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: maxOpenFor * env.Timeout}
+		cfg := guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: maxOpenFor * env.Timeout,
+			WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
+		if fullWait {
+			cfg.WaitFloor = -1
+		}
 		if probe {
 			send := transport.ProbeFunc(env.Base, env.Timeout)
 			cfg.Probe = func(ctx context.Context, endpoint string) error {
