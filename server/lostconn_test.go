@@ -18,7 +18,7 @@ import (
 
 // relayedPostgres serves a fixture whose PostgreSQL store is reached
 // through a relay the test can cut or black-hole.
-func relayedPostgres(t *testing.T, opts ...func(*Config)) (*fixture, *tcprelay.Relay) {
+func relayedPostgres(t *testing.T, pc postgres.Config, opts ...func(*Config)) (*fixture, *tcprelay.Relay) {
 	t.Helper()
 	u, err := url.Parse(storetest.PostgresDSN(t))
 	if err != nil {
@@ -30,7 +30,7 @@ func relayedPostgres(t *testing.T, opts ...func(*Config)) (*fixture, *tcprelay.R
 	}
 	t.Cleanup(relay.Close)
 	u.Host = relay.Addr()
-	st, err := postgres.Open(context.Background(), u.String())
+	st, err := postgres.OpenConfig(context.Background(), u.String(), pc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func relayedPostgres(t *testing.T, opts ...func(*Config)) (*fixture, *tcprelay.R
 // from, as for any outage, until the network is back.
 func TestLostStoreConnectionIsAnOutage(t *testing.T) {
 	t.Parallel()
-	f, relay := relayedPostgres(t)
+	f, relay := relayedPostgres(t, postgres.Config{Timeout: -1})
 	f.do("POST", "/v1/items", `{"items":[{"id":"before"}]}`)
 
 	relay.Set(tcprelay.BlackHole)

@@ -38,8 +38,13 @@ type Store struct {
 
 // Open connects to the database named by dsn (postgres://... or a key=value
 // connection string) and brings its schema up to date. It refuses a database
-// written by a newer hostguard.
+// written by a newer hostguard. It is OpenConfig with the zero Config.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenConfig(ctx, dsn, Config{})
+}
+
+// OpenConfig is Open with the settings of c.
+func OpenConfig(ctx context.Context, dsn string, c Config) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message can quote the DSN, password included: say only what kind of problem it is.
@@ -47,6 +52,15 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if cfg.MaxConns < 8 {
 		cfg.MaxConns = 8
+	}
+	dl := &deadlines{d: c.timeout()}
+	if cfg.ConnConfig.Tracer == nil {
+		cfg.ConnConfig.Tracer = dl
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A connection attempt into a black hole otherwise waits for
+		// TCP's own limit; connect_timeout in the DSN overrides this.
+		cfg.ConnConfig.ConnectTimeout = dl.d
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -59,6 +73,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	dl.armed.Store(true)
 	return s, nil
 }
 

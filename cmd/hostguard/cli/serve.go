@@ -22,6 +22,7 @@ import (
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
+	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
 
@@ -261,7 +262,15 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 		}
 		defer lock.Release()
 	}
-	st, err := hostguard.Open(ctx, dsn)
+	var st hostguard.Store
+	if kind == "postgres" {
+		var pg *postgres.Store
+		if pg, err = postgres.OpenConfig(ctx, target, s.postgres); err == nil {
+			st = pg
+		}
+	} else {
+		st, err = hostguard.Open(ctx, dsn)
+	}
 	if err != nil {
 		return fmt.Errorf("opening the %s store: %w", kind, err)
 	}

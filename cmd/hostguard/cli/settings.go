@@ -17,6 +17,7 @@ import (
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
+	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/transport"
 )
 
@@ -43,6 +44,7 @@ type settings struct {
 	evidence evidence.Config
 	leader   leader.Config
 	retry    retry.Config
+	postgres postgres.Config
 
 	// cliSources are the sources of --budget-source, or of
 	// HOSTGUARD_BUDGET_SOURCES when no flag gives any (cliSourcesFrom names
@@ -94,6 +96,8 @@ var options = []option{
 		usage: "`address` of the forward proxy; empty turns the proxy off"},
 	{name: "db", field: func(s *settings) any { return &s.db },
 		usage: "store: an SQLite file `path` or postgres://user@host/db (env $ENV; default $XDG_STATE_HOME/hostguard/hostguard.db, else ~/.local/state/hostguard/hostguard.db)"},
+	{name: "postgres.timeout", field: func(s *settings) any { return &s.postgres.Timeout }, def: postgres.DefaultTimeout,
+		usage: "longest wait for PostgreSQL to answer one statement, or a connection; past it the request is answered 503; negative for none"},
 	{name: "allow_private", field: func(s *settings) any { return &s.server.AllowPrivate },
 		usage: "let fetch and the proxy reach loopback, private and link-local addresses"},
 	{name: "allowed_hosts", field: func(s *settings) any { return &s.server.AllowedHosts },
