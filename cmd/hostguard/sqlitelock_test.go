@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
 // TestOneDaemonPerSQLiteFile starts a second daemon on a file a first one
@@ -37,10 +39,20 @@ func TestOneDaemonPerSQLiteFile(t *testing.T) {
 	if strings.Contains(string(out), "listening") {
 		t.Fatalf("the second daemon listened before refusing:\n%s", out)
 	}
-	first.call(t, "GET", "/readyz", nil, 200, nil)
+	ready(t, first)
 
 	first.cmd.Process.Kill()
 	<-first.done
 	third := start(t, bin, db)
-	third.call(t, "GET", "/readyz", nil, 200, nil)
+	ready(t, third)
+}
+
+// ready waits for d's /readyz to answer 200: its leader loop takes the
+// lease just after it starts listening.
+func ready(t *testing.T, d *daemonProc) {
+	t.Helper()
+	waitfor.True(t, 10*time.Second, "the daemon is ready", func() bool {
+		status, _ := d.send(t, "GET", "/readyz", "")
+		return status == 200
+	})
 }
