@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
@@ -24,6 +25,7 @@ const (
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultShutdownTimeout = 10 * time.Second
 	DefaultMaxConns        = 1024
+	DefaultMaxHeaderBytes  = 64 << 10
 	DefaultBodyTimeout     = time.Minute
 	DefaultGiveUpAfter     = 10 * time.Second
 
@@ -113,6 +115,14 @@ type Config struct {
 	// 0 means DefaultMaxConns (1024); a negative value means no cap.
 	MaxConns int
 
+	// MaxHeaderBytes bounds a client's request head (request line and
+	// headers) on both listeners; a larger one is answered 431 and its
+	// connection closed. net/http reads up to 4 KiB past it before it
+	// refuses. 0 means DefaultMaxHeaderBytes (64 KiB); a negative value
+	// means no bound of the daemon's own, only net/http's (1 MiB); a
+	// positive one must be at least 1024.
+	MaxHeaderBytes int
+
 	// BodyTimeout bounds the whole read of a client's request (headers
 	// and body) and the write of a JSON answer, so a client that trickles
 	// its body cannot hold a connection open. Streamed answers (fetch, the
@@ -187,6 +197,12 @@ type Config struct {
 	// "postgres"), for the status page. Empty (the zero value): not shown.
 	StoreKind string
 
+	// headTimeout bounds the wait for a new connection's first request
+	// head, first byte to last, and for the rest of any later head once
+	// its first bytes came; 0 means connReadHeaderTimeout. Tests shorten
+	// it.
+	headTimeout time.Duration
+
 	// dashboardRefresh is how often the dashboard reloads its figures;
 	// 0 means dashboardRefreshEvery. Tests shorten it.
 	dashboardRefresh time.Duration
@@ -219,6 +235,9 @@ func (c Config) Validate() error {
 		return invalid("max_tickets", "is %d; want 0 (default %d) or more", c.MaxTickets, DefaultMaxTickets)
 	case c.MaxBodyBytes < 0:
 		return invalid("max_body_bytes", "is %d; want 0 (default %d) or more", c.MaxBodyBytes, DefaultMaxBodyBytes)
+	case c.MaxHeaderBytes > 0 && c.MaxHeaderBytes < 1024:
+		return invalid("max_header_bytes", "is %d; want 0 (default %d), at least 1024, or negative for net/http's own bound",
+			c.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	}
 	if err := c.transportConfig().Validate(); err != nil {
 		return under("", err)
@@ -279,6 +298,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultMaxConns
+	}
+	switch {
+	case c.MaxHeaderBytes == 0:
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	case c.MaxHeaderBytes < 0:
+		c.MaxHeaderBytes = http.DefaultMaxHeaderBytes
+	}
+	if c.headTimeout == 0 {
+		c.headTimeout = connReadHeaderTimeout
 	}
 	if c.BodyTimeout == 0 {
 		c.BodyTimeout = DefaultBodyTimeout

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,19 +18,42 @@ import (
 // closed, so a client learns why rather than waiting in the kernel's
 // backlog; that answer is written by a bounded number of goroutines, and a
 // flood beyond them is closed unanswered.
+//
+// With a share, one client address (an IPv6 client by its /64, which one
+// host usually has whole) holds at most that many of the connections, so
+// a single client cannot take every slot and shut the others out; it is
+// refused the same way past its share.
 type limitListener struct {
 	net.Listener
 	max      int64 // <= 0: no cap
+	share    int64 // <= 0: no share per address
 	open     atomic.Int64
 	refusal  chan struct{} // slots for refusals being written
 	onRefuse func()
+
+	mu     sync.Mutex
+	byAddr map[netip.Prefix]int64
 }
 
 // maxRefusing bounds the goroutines answering refused connections.
 const maxRefusing = 64
 
-func newLimitListener(l net.Listener, max int, onRefuse func()) *limitListener {
-	return &limitListener{Listener: l, max: int64(max), refusal: make(chan struct{}, maxRefusing), onRefuse: onRefuse}
+// addrShare is the part of the proxy's --max-conns one client address may
+// hold: half. One address alone can never fill the listener, and clients
+// behind one NAT, which share an address, still get half of it; a smaller
+// share would protect more against one address and cut a NAT's clients
+// (and a host whose clients all come over loopback) short sooner.
+const addrShare = 2
+
+// newLimitListener caps l at max connections; with shared, one client
+// address holds at most max/addrShare of them (rounded up).
+func newLimitListener(l net.Listener, max int, shared bool, onRefuse func()) *limitListener {
+	ll := &limitListener{Listener: l, max: int64(max), refusal: make(chan struct{}, maxRefusing), onRefuse: onRefuse}
+	if shared && max > 0 {
+		ll.share = (ll.max + addrShare - 1) / addrShare
+		ll.byAddr = make(map[netip.Prefix]int64)
+	}
+	return ll
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -40,26 +64,85 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		if l.max > 0 && l.open.Add(1) > l.max {
 			l.open.Add(-1)
-			if l.onRefuse != nil {
-				l.onRefuse()
-			}
-			select {
-			case l.refusal <- struct{}{}:
-				go func() {
-					defer func() { <-l.refusal }()
-					refuseConn(c)
-				}()
-			default:
-				c.Close()
-			}
+			l.refuse(c)
+			continue
+		}
+		key, ok := l.hold(c)
+		if !ok {
+			l.open.Add(-1)
+			l.refuse(c)
 			continue
 		}
 		sc := &sniffConn{Conn: c, release: func() {
 			if l.max > 0 {
 				l.open.Add(-1)
 			}
+			l.drop(key)
 		}}
 		return sc, nil
+	}
+}
+
+// hold counts c against its address's share; false if the share is full.
+func (l *limitListener) hold(c net.Conn) (netip.Prefix, bool) {
+	if l.share <= 0 {
+		return netip.Prefix{}, true
+	}
+	key, ok := clientPrefix(c.RemoteAddr())
+	if !ok {
+		return key, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byAddr[key] >= l.share {
+		return key, false
+	}
+	l.byAddr[key]++
+	return key, true
+}
+
+func (l *limitListener) drop(key netip.Prefix) {
+	if l.share <= 0 || !key.IsValid() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byAddr[key]--; l.byAddr[key] <= 0 {
+		delete(l.byAddr, key)
+	}
+}
+
+// clientPrefix is what a client address counts under: an IPv4 address,
+// or an IPv6 address's /64.
+func clientPrefix(a net.Addr) (netip.Prefix, bool) {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	if ip = ip.Unmap(); ip.Is4() {
+		return netip.PrefixFrom(ip, 32), true
+	}
+	p, err := ip.WithZone("").Prefix(64)
+	return p, err == nil
+}
+
+// refuse answers c, over the cap or its address's share, and closes it.
+func (l *limitListener) refuse(c net.Conn) {
+	if l.onRefuse != nil {
+		l.onRefuse()
+	}
+	select {
+	case l.refusal <- struct{}{}:
+		go func() {
+			defer func() { <-l.refusal }()
+			refuseConn(c)
+		}()
+	default:
+		c.Close()
 	}
 }
 

@@ -195,10 +195,12 @@ type proxyConn struct {
 func newProxyConn(ps *proxyServer, c net.Conn) *proxyConn {
 	pc := &proxyConn{ps: ps, c: c, remote: c.RemoteAddr().String()}
 	pc.rd.c = c
-	pc.br = bufio.NewReaderSize(&pc.rd, proxyHeadBuffer)
+	// A head the buffer cannot hold is handed off, and http.Server
+	// answers it 431 when it is over the daemon's bound.
+	pc.br = bufio.NewReaderSize(&pc.rd, min(proxyHeadBuffer, ps.s.cfg.MaxHeaderBytes))
 	pc.bw = bufio.NewWriterSize(c, 4<<10)
 	pc.ctx, pc.cancel = context.WithCancel(withConn(ps.s.baseCtx, c))
-	pc.headerDeadline = func() { _ = c.SetReadDeadline(time.Now().Add(connReadHeaderTimeout)) }
+	pc.headerDeadline = func() { _ = c.SetReadDeadline(time.Now().Add(ps.s.cfg.headTimeout)) }
 	return pc
 }
 
@@ -228,25 +230,33 @@ func (pc *proxyConn) serve() {
 		}
 		pc.ps.untrack(pc)
 	}()
+	// A new connection's first head, first byte to last, is due within
+	// the head timeout, as http.Server has it: a client that connects
+	// and says nothing holds a slot only that long. Later requests may
+	// wait for the idle timeout, then have the head timeout for the rest
+	// of their head.
+	_ = pc.c.SetReadDeadline(time.Now().Add(pc.ps.s.cfg.headTimeout))
+	var beforeWait func()
 	for {
 		if !pc.ps.setState(pc, false) {
 			return
 		}
-		_ = pc.c.SetReadDeadline(time.Now().Add(connIdleTimeout))
 		if _, err := pc.br.Peek(1); err != nil {
 			return
 		}
 		if !pc.ps.setState(pc, true) {
 			return
 		}
-		if !fastRequestHead(pc.br, pc.headerDeadline) {
+		if !fastRequestHead(pc.br, beforeWait) {
 			handedOff = pc.handOff()
 			return
 		}
+		beforeWait = pc.headerDeadline
 		_ = pc.c.SetReadDeadline(time.Time{})
 		if !pc.serveOne() {
 			return
 		}
+		_ = pc.c.SetReadDeadline(time.Now().Add(connIdleTimeout))
 	}
 }
 

@@ -32,13 +32,13 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 		apiSrv.WriteTimeout = s.cfg.BodyTimeout
 	}
 	servers := []*http.Server{apiSrv}
-	listeners := []net.Listener{newLimitListener(api, s.cfg.MaxConns, nil)}
+	listeners := []net.Listener{newLimitListener(api, s.cfg.MaxConns, false, nil)}
 	// The proxy's connections are served by proxyServer, which hands
 	// what it does not serve itself to an http.Server.
 	var fast *proxyServer
 	if proxy != nil {
 		fallback := s.httpServer(s.proxy, errorLog)
-		fast = newProxyServer(s, newLimitListener(proxy, s.cfg.MaxConns, nil), fallback.Handler, errorLog)
+		fast = newProxyServer(s, newLimitListener(proxy, s.cfg.MaxConns, true, nil), fallback.Handler, errorLog)
 		servers = append(servers, fallback)
 		listeners = append(listeners, fast.handoff)
 		s.own.setListens(api.Addr(), proxy.Addr())
@@ -99,7 +99,8 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 func (s *Server) httpServer(h http.Handler, errorLog *log.Logger) *http.Server {
 	return &http.Server{
 		Handler:           refuseSmuggling(s.active.track(h)),
-		ReadHeaderTimeout: connReadHeaderTimeout,
+		ReadHeaderTimeout: s.cfg.headTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		IdleTimeout:       connIdleTimeout,
 		ErrorLog:          errorLog,
 		BaseContext:       func(net.Listener) context.Context { return s.baseCtx },

@@ -163,6 +163,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		"max_tickets":         {MaxTickets: -1},
 		"sweep_every":         {SweepEvery: -1},
 		"max_body_bytes":      {MaxBodyBytes: -1},
+		"max_header_bytes":    {MaxHeaderBytes: 100},
 		"shutdown_timeout":    {ShutdownTimeout: -1},
 		"maintain_every":      {MaintainEvery: -1},
 		"guard.threshold":     {Guard: guardConfig(-1)},

@@ -104,6 +104,8 @@ var options = []option{
 		usage: "comma-separated `names` the API answers to in the Host header, beyond loopback and the listen address"},
 	{name: "max_conns", field: func(s *settings) any { return &s.server.MaxConns }, def: server.DefaultMaxConns,
 		usage: "most client connections open at once on each listener; more are answered 503; negative for no cap"},
+	{name: "max_header_bytes", field: func(s *settings) any { return &s.server.MaxHeaderBytes }, def: server.DefaultMaxHeaderBytes,
+		usage: "most bytes of a request head (request line and headers) on each listener; more are answered 431; negative for net/http's own 1 MiB"},
 	{name: "body_timeout", field: func(s *settings) any { return &s.server.BodyTimeout }, def: server.DefaultBodyTimeout,
 		usage: "most time a client may take to send its request and read a JSON answer; negative for none"},
 	{name: "log_format", field: func(s *settings) any { return &s.logFormat }, def: "text",
