@@ -145,7 +145,7 @@ func (s *Scheduler) claimOnce(ctx context.Context, p ClaimParams) ([]Lease, erro
 	if err != nil {
 		return nil, err
 	}
-	return s.claimed(ctx, res, now)
+	return s.claimed(ctx, res, now, p.Lease)
 }
 
 // storeClaim is the store's part of a claim at now.
@@ -163,8 +163,8 @@ func (s *Scheduler) storeClaim(p ClaimParams, now time.Time) StoreClaimParams {
 }
 
 // claimed records the expiries a claim at now reported and returns its
-// grants as leases.
-func (s *Scheduler) claimed(ctx context.Context, res StoreClaimResult, now time.Time) ([]Lease, error) {
+// grants as leases of length lease, none of them born stale (see fresh).
+func (s *Scheduler) claimed(ctx context.Context, res StoreClaimResult, now time.Time, lease time.Duration) ([]Lease, error) {
 	if len(res.Expired) > 0 {
 		// A failure here leaves the items due; the next claim retries.
 		if _, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
@@ -175,7 +175,64 @@ func (s *Scheduler) claimed(ctx context.Context, res StoreClaimResult, now time.
 			return nil, err
 		}
 	}
-	return leasesFrom(res.Grants), nil
+	return s.fresh(ctx, leasesFrom(res.Grants), lease)
+}
+
+// freshAttempts bounds how often fresh extends a claim's leases anew.
+const freshAttempts = 3
+
+// fresh returns ls with every lease good for at least half its length
+// from now. A claim stamps its leases' end from the moment it started;
+// one that then waited in the store (a lock, a slow disk, a lost packet)
+// would hand out leases that end soon or have already ended, whose items
+// another worker may claim at once, so that the work is done twice. Such
+// leases are extended to a whole length from now, under their tokens: one
+// whose item was claimed again meanwhile (ErrLeaseLost) is left to its new
+// holder and not returned, nor is one still stale after freshAttempts,
+// whose item its expiry hands out again.
+func (s *Scheduler) fresh(ctx context.Context, ls []Lease, lease time.Duration) ([]Lease, error) {
+	lease = lease.Truncate(time.Microsecond)
+	for attempt := 0; ; attempt++ {
+		now := s.now()
+		var stale []int
+		for i, l := range ls {
+			if l.Until.Sub(now) < lease/2 {
+				stale = append(stale, i)
+			}
+		}
+		if len(stale) == 0 {
+			return ls, nil
+		}
+		drop := make(map[int]bool, len(stale))
+		if attempt == freshAttempts {
+			for _, i := range stale {
+				drop[i] = true
+			}
+		} else {
+			outcomes := make([]Outcome, len(stale))
+			for k, i := range stale {
+				outcomes[k] = Outcome{Lease: ls[i].Ref(), Op: OpExtend, Extend: lease}
+			}
+			errs, err := s.settle(ctx, outcomes, now, false)
+			if err != nil {
+				return nil, err
+			}
+			for k, i := range stale {
+				if errs[k] != nil {
+					drop[i] = true
+					continue
+				}
+				ls[i].Until = now.Add(lease)
+			}
+		}
+		kept := ls[:0]
+		for i, l := range ls {
+			if !drop[i] {
+				kept = append(kept, l)
+			}
+		}
+		ls = kept
+	}
 }
 
 // leasesFrom turns grants into leases in claim order: highest priority

@@ -131,6 +131,6 @@ func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc StoreSucceedClaimer
 			}
 		}
 	}
-	ls, err := s.claimed(ctx, res.Claim, now)
+	ls, err := s.claimed(ctx, res.Claim, now, p.Lease)
 	return ls, errs, err
 }
