@@ -148,22 +148,24 @@ func (e *shellEnv) runUntil(script, what string, cond func(shellRun) bool) shell
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var exited error
+	ended := false
 	ok := waitfor.Until(30*time.Second, func() bool {
 		select {
 		case exited = <-done:
+			ended = true
 			return true
 		default:
 		}
 		return cond(finishRun(stdout, stderr, sleeps, nil))
 	})
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	if exited == nil {
+	if !ended {
 		<-done
 	}
 	r := finishRun(stdout, stderr, sleeps, nil)
 	if !ok {
 		r.err = fmt.Errorf("%s did not happen within 30 s", what)
-	} else if exited != nil || !cond(r) {
+	} else if ended || !cond(r) {
 		r.err = fmt.Errorf("the loop ended by itself (%v) before %s", exited, what)
 	}
 	return r
@@ -398,9 +400,11 @@ func TestDocsShellBlocksRun(t *testing.T) {
 }
 
 // apiConfig is the daemon docs/api.md's examples were taken from: the
-// budget sources and the feed they name.
+// budget sources and the feed they name. indexer.example's pace is long
+// enough that the search right after its head poll is refused on the
+// slowest machine, as the document shows.
 const apiConfig = `{
-  "budget": {"sources": [{"name": "indexer.example"}, {"name": "nzbindexer", "owner_daily_limit": 1000}]},
+  "budget": {"sources": [{"name": "indexer.example", "pace": "10m"}, {"name": "nzbindexer", "owner_daily_limit": 1000}]},
   "feeds": [{"name": "nzbindexer", "url": "http://127.0.0.1:9/api", "api_key_env": "NZBINDEXER_API_KEY"}],
   "evidence": {"fingerprint": "policy-1"}
 }`
