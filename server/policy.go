@@ -22,32 +22,36 @@ import (
 // that resolves to 10.0.0.1 is therefore refused just like the literal, and
 // no packet is ever sent to a refused address.
 
-// refusedPrefixes are ranges that are not the public internet, beyond what
-// netip.Addr's own predicates cover.
-var refusedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),     // "this network"; connecting to it reaches the local host on Linux
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT, shared address space
-	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking networks
-	netip.MustParsePrefix("240.0.0.0/4"),   // reserved, and the broadcast address
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("::/96"),         // IPv4-compatible (deprecated): ::10.0.0.1 must not pass as IPv6
-	netip.MustParsePrefix("fec0::/10"),     // site-local (deprecated), still routed as private by some stacks
-	netip.MustParsePrefix("100::/64"),      // discard-only
-	netip.MustParsePrefix("2001:db8::/32"), // documentation
-}
-
-// Prefixes that carry an IPv4 address inside an IPv6 one, which a gateway
-// may translate and deliver to that IPv4 address: the policy judges the
-// embedded address.
+// The policy refuses every address that the IANA special-purpose
+// registries (specialPurpose) say is not globally reachable, plus what
+// they leave out or leave to their RFCs:
+//   - multicast (its own registry) and, for IPv6, anything outside the
+//     global unicast space 2000::/3 that no row allows (the rest of that
+//     space is unassigned, reserved by the IETF);
+//   - every address inside ::/96 (IPv4-compatible, deprecated by RFC 4291)
+//     and ::ffff:0:0:0/96 (SIIT's IPv4-translated form, RFC 2765), which a
+//     stack may deliver to the IPv4 address in their last 32 bits;
+//   - Teredo (2001::/32), the old 6to4 relay anycast (192.88.99.0/24) and
+//     the retired ORCHID block (2001:10::/28), whose rows say N/A;
+//   - 6to4 (2002::/16) and the well-known NAT64 prefix (64:ff9b::/96) are
+//     judged by the IPv4 address they carry, which a gateway may deliver
+//     to; fec0::/10 (site-local, deprecated by RFC 3879) is refused as
+//     some stacks still route it as private.
 var (
-	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052: the last 32 bits
-	sixToFour   = netip.MustParsePrefix("2002::/16")    // RFC 3056: bits 16 to 48
+	nat64Prefix   = pfx("64:ff9b::/96") // RFC 6052: the last 32 bits
+	sixToFour     = pfx("2002::/16")    // RFC 3056: bits 16 to 48
+	v4Compatible  = pfx("::/96")
+	siitPrefix    = pfx("::ffff:0:0:0/96")
+	siteLocal     = pfx("fec0::/10")
+	globalUnicast = pfx("2000::/3")
 )
 
 // destinationRefusal says why ip may not be dialled, or "" if it may.
 func destinationRefusal(ip netip.Addr) string {
 	ip = ip.Unmap().WithZone("")
+	if !ip.IsValid() {
+		return "destination address is not valid"
+	}
 	if ip.Is6() {
 		b := ip.As16()
 		switch {
@@ -61,11 +65,17 @@ func destinationRefusal(ip netip.Addr) string {
 				return r + " (inside a 6to4 address)"
 			}
 			return ""
+		case ip.IsUnspecified():
+		case ip.IsLoopback():
+		case v4Compatible.Contains(ip):
+			return "destination is an IPv4-compatible address (::/96, deprecated)"
+		case siitPrefix.Contains(ip):
+			return "destination is an IPv4-translated address (::ffff:0:0:0/96, SIIT)"
+		case siteLocal.Contains(ip):
+			return "destination is a site-local address (fec0::/10, deprecated)"
 		}
 	}
 	switch {
-	case !ip.IsValid():
-		return "destination address is not valid"
 	case ip.IsLoopback():
 		return "destination is a loopback address"
 	case ip.IsPrivate():
@@ -77,10 +87,14 @@ func destinationRefusal(ip netip.Addr) string {
 	case ip.IsMulticast():
 		return "destination is a multicast address"
 	}
-	for _, p := range refusedPrefixes {
-		if p.Contains(ip) {
-			return "destination is a reserved address"
+	if r, ok := specialRangeOf(ip); ok {
+		if r.global != reachYes {
+			return "destination is in " + r.prefix.String() + " (" + r.name + ", " + r.rfc + "), which is not globally reachable"
 		}
+		return ""
+	}
+	if ip.Is6() && !globalUnicast.Contains(ip) {
+		return "destination is outside the IPv6 global unicast space (2000::/3)"
 	}
 	return ""
 }
