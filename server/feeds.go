@@ -41,7 +41,8 @@ type Feed struct {
 	// URL is the indexer's API endpoint, such as https://indexer.example/api.
 	// Required; http or https, with neither user:password nor an apikey
 	// parameter (the key goes in APIKey). Unlike the fetch route, a feed
-	// may be on a private address: the owner configured it.
+	// may be on a private address: the owner configured it. The daemon's
+	// own listeners are refused, and so is a redirect to another origin.
 	URL string
 
 	// APIKey is the account's key. Empty (the zero value) sends none. The
@@ -148,8 +149,13 @@ func (s *Server) feedHTTP() *http.Client {
 	}
 	cfg := s.cfg
 	base := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           newDialer(true, cfg.HeaderTimeout, nil).DialContext,
+		Proxy: nil,
+		// Private addresses are allowed (an indexer on the owner's
+		// network is normal), the daemon's own listeners are not: a feed
+		// pointed at them would poll the daemon's API with the key.
+		// Redirects off the indexer's origin are refused by the newznab
+		// client itself.
+		DialContext:           newDialer(true, cfg.HeaderTimeout, s.own).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       90 * time.Second,

@@ -24,6 +24,10 @@ const (
 	DefaultUserAgent        = "hostguard"
 )
 
+// MaxRedirects is how many redirects within the indexer's origin one
+// request follows.
+const MaxRedirects = 3
+
 // Budget is what the client tells a budget (*budget.Budget implements
 // it): the daily limit the indexer reports, and that the limit is reached.
 type Budget interface {
@@ -48,7 +52,10 @@ type Config struct {
 	Name string
 	// HTTPClient sends the requests. Default (nil): a client over
 	// transport.New with its defaults, so that a dead indexer fails fast
-	// and a stalled one times out.
+	// and a stalled one times out. Whatever client is given, the Client
+	// follows redirects only within the URL's origin, at most
+	// MaxRedirects of them, and sends no Referer (see checkRedirect); the
+	// client's own CheckRedirect, if any, is asked after that.
 	HTTPClient *http.Client
 	// PageSize is how many items Page asks for. It is lowered to the
 	// indexer's reported maximum. Default (zero) 100; negative: Page sends
@@ -133,6 +140,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: transport.New(transport.Config{})}
 	}
+	hc := *cfg.HTTPClient
+	hc.CheckRedirect = checkRedirect(cfg.HTTPClient.CheckRedirect)
+	cfg.HTTPClient = &hc
 	safe := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
 	return &Client{cfg: cfg, base: u, safe: safe.String()}, nil
 }
@@ -390,4 +400,44 @@ func (c *Client) roundTrip(ctx context.Context, q url.Values, parse func([]byte)
 		return fmt.Errorf("newznab: %s: %w", what, perr)
 	}
 	return nil
+}
+
+// checkRedirect is the client's redirect policy. Every request carries
+// the key in its query, and an indexer (or whoever answers in its name)
+// must not be able to steer it elsewhere: a redirect to another origin
+// (scheme, host or port) is refused before anything is sent there, and
+// no hop carries a Referer, which Go's client would fill with the
+// previous URL, key included. then is the caller's own CheckRedirect.
+func checkRedirect(then func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		req.Header.Del("Referer")
+		from := via[0].URL
+		if origin(req.URL) != origin(from) {
+			return &RedirectError{To: safeURL(req.URL), Origin: origin(from)}
+		}
+		if len(via) > MaxRedirects {
+			return &RedirectError{To: safeURL(req.URL), Origin: origin(from), TooMany: true}
+		}
+		if then != nil {
+			return then(req, via)
+		}
+		return nil
+	}
+}
+
+// origin is u's scheme://host:port, the port spelled out.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// safeURL is u without user:password and query: nothing secret.
+func safeURL(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

@@ -251,3 +251,20 @@ func maskKey(s, key string) string {
 	}
 	return s
 }
+
+// RedirectError is a redirect the client refused to follow: to another
+// origin than the indexer's, or one too many within it. To is where the
+// indexer pointed, without user:password or query.
+type RedirectError struct {
+	To      string
+	Origin  string // the indexer's origin, scheme://host:port
+	TooMany bool   // within the origin, past MaxRedirects
+}
+
+func (e *RedirectError) Error() string {
+	if e.TooMany {
+		return fmt.Sprintf("the indexer redirected more than %d times (last to %s)", MaxRedirects, e.To)
+	}
+	return "the indexer redirected to " + e.To + ", outside " + e.Origin +
+		"; redirects are followed only within the configured origin, so set the feed's URL to where the indexer now answers"
+}
