@@ -100,7 +100,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 // the dashboard's page, JSON for the rest.
 func (s *Server) bearerAllows(w http.ResponseWriter, r *http.Request, page bool) bool {
 	auth := r.Header.Get("Authorization")
-	ok, refused := s.checkToken(auth != "", func() bool { return s.token.allows(auth, false) })
+	ok, refused := s.checkToken(r, auth != "", func() bool { return s.token.allows(auth, false) })
 	switch {
 	case ok:
 		return true

@@ -73,11 +73,12 @@ func TestTokenRequiredEverywhereButHealthz(t *testing.T) {
 	}
 }
 
-// TestWrongTokensAreLimited: past authBurst wrong credentials, every
-// presented credential is refused with 429 until an allowance comes back,
-// the right one too, so that a guess learns nothing: on the API, the
-// login form and the proxy. A request without credentials guesses nothing
-// and still gets its 401.
+// TestWrongTokensAreLimited: past authBurst wrong credentials from one
+// client, its wrong credentials are refused with 429 until an allowance
+// comes back, on the API, the login form and the proxy; the right token
+// is accepted all along, from that client too (it used to be refused
+// during a block, which let any client lock every other out). A request
+// without credentials guesses nothing and still gets its 401.
 func TestWrongTokensAreLimited(t *testing.T) {
 	t.Parallel()
 	f := setup(t, func(c *Config) { c.Token = loginToken })
@@ -88,43 +89,47 @@ func TestWrongTokensAreLimited(t *testing.T) {
 			t.Fatalf("wrong token %d: %d", i+1, a.status)
 		}
 	}
-	a := f.do("GET", "/v1/guard", nil, right...)
+	a := f.do("GET", "/v1/guard", nil, wrong...)
 	expectError(t, a, http.StatusTooManyRequests, "")
 	if got, want := a.header.Get("Retry-After"), strconv.Itoa(int(authRefill/time.Second)); got != want {
 		t.Fatalf("Retry-After %q, want %q", got, want)
 	}
+	if a := f.do("GET", "/v1/guard", nil, right...); a.status != http.StatusOK {
+		t.Fatalf("right token during the block: %d, want 200", a.status)
+	}
 	if a := f.do("GET", "/v1/guard", nil); a.status != http.StatusUnauthorized {
 		t.Fatalf("no token during the block: %d, want 401", a.status)
 	}
-	if a := f.loginAs(loginToken); a.status != http.StatusTooManyRequests || sessionFrom(t, a) != nil ||
+	if a := f.loginAs("not-the-token"); a.status != http.StatusTooManyRequests || sessionFrom(t, a) != nil ||
 		!strings.Contains(string(a.body), "Too many wrong tokens") {
+		t.Fatalf("login with a wrong token during the block: %d %s", a.status, a.body)
+	}
+	if a := f.loginAs(loginToken); a.status != http.StatusSeeOther || sessionFrom(t, a) == nil {
 		t.Fatalf("login with the right token during the block: %d %s", a.status, a.body)
 	}
 	c, br := f.rawProxyConn(t)
-	fmt.Fprintf(c, "GET http://127.0.0.1:9/x HTTP/1.1\r\nHost: 127.0.0.1:9\r\nProxy-Authorization: Bearer %s\r\n\r\n", loginToken)
+	fmt.Fprintf(c, "GET http://127.0.0.1:9/x HTTP/1.1\r\nHost: 127.0.0.1:9\r\nProxy-Authorization: Bearer wrong\r\n\r\n")
 	resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(resp.Header.Get("Proxy-Status"), "http_request_denied") {
-		t.Fatalf("proxy with the right token during the block: %d, Proxy-Status %q", resp.StatusCode, resp.Header.Get("Proxy-Status"))
+		t.Fatalf("proxy with a wrong token during the block: %d, Proxy-Status %q", resp.StatusCode, resp.Header.Get("Proxy-Status"))
 	}
 
-	// One allowance back per refill: the right token works again, and
-	// one more wrong one starts the next block.
+	// One allowance back per refill: the next wrong one is a 401 again
+	// and starts the next block.
 	f.clock.Advance(authRefill)
-	if a := f.do("GET", "/v1/guard", nil, right...); a.status != http.StatusOK {
-		t.Fatalf("right token after the block: %d", a.status)
-	}
 	if a := f.do("GET", "/v1/guard", nil, wrong...); a.status != http.StatusUnauthorized {
 		t.Fatalf("the allowance that came back: %d, want 401", a.status)
 	}
-	if a := f.do("GET", "/v1/guard", nil, right...); a.status != http.StatusTooManyRequests {
-		t.Fatalf("right token after the next wrong one: %d, want 429", a.status)
+	if a := f.do("GET", "/v1/guard", nil, wrong...); a.status != http.StatusTooManyRequests {
+		t.Fatalf("wrong token after the allowance was used: %d, want 429", a.status)
 	}
 	logs := f.logs.String()
-	if strings.Count(logs, "too many wrong tokens") != 2 || strings.Contains(logs, loginToken) || strings.Contains(logs, "not-the-token") {
-		t.Fatalf("want the two blocks logged, never a token:\n%s", logs)
+	if strings.Count(logs, "too many wrong tokens") != 2 || strings.Contains(logs, loginToken) || strings.Contains(logs, "not-the-token") ||
+		!strings.Contains(logs, "client=127.0.0.1/32") {
+		t.Fatalf("want the two blocks logged with the client, never a token:\n%s", logs)
 	}
 }

@@ -174,7 +174,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err == nil {
 		token = r.PostForm.Get("token")
 	}
-	ok, refused := s.checkToken(token != "", func() bool { return s.token.equal(token) })
+	ok, refused := s.checkToken(r, token != "", func() bool { return s.token.equal(token) })
 	if refused != nil {
 		writeBlockedLoginPage(w, refused)
 		return nil
@@ -198,8 +198,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 func writeBlockedLoginPage(w http.ResponseWriter, refused *apiError) {
 	secs := strconv.FormatInt(retryAfterSeconds(refused.RetryAfter), 10)
 	w.Header().Set("Retry-After", secs)
-	writeLoginPage(w, refused.Status, "Too many wrong tokens were tried in a short time, so every token is refused for "+
-		secs+" s. Wait, then try again.")
+	writeLoginPage(w, refused.Status, "Too many wrong tokens were tried from this address in a short time, so a wrong one is refused for "+
+		secs+" s. Check the token, wait, then try again.")
 }
 
 // logout ends the request's session, if any, and clears the cookie.

@@ -91,7 +91,7 @@ func forwardHeaders(dst, src http.Header) {
 // proxyAuth checks the proxy credentials under the guess limit.
 func (s *Server) proxyAuth(w http.ResponseWriter, r *http.Request) error {
 	h := r.Header.Get("Proxy-Authorization")
-	ok, refused := s.checkToken(h != "", func() bool { return s.token.allows(h, true) })
+	ok, refused := s.checkToken(r, h != "", func() bool { return s.token.allows(h, true) })
 	switch {
 	case ok:
 		return nil
