@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -60,10 +62,39 @@ func (s *settings) loadFile(getenv func(string) (string, bool)) error {
 	if err := s.decodeFile(data, getenv); err != nil {
 		return fmt.Errorf("configuration %s: %w", s.config, err)
 	}
-	if fi, err := f.Stat(); err == nil && s.inlineKey && fi.Mode().Perm()&0o077 != 0 {
-		s.looseKey = true
+	if fi, err := f.Stat(); err == nil {
+		s.configMode = fi.Mode().Perm()
+		s.looseKey = s.inlineKey && s.configMode&0o077 != 0
 	}
 	return nil
+}
+
+// checkConfigMode refuses a configuration file that its group or others
+// may write: whoever can write it decides what the daemon allows (private
+// destinations, allowed hosts, feeds and their keys), and a reload picks
+// up their change. --accept-writable-config (or its variable) lets the
+// operator say that this is known and wanted; the file cannot say it of
+// itself.
+func (s *settings) checkConfigMode() error {
+	if s.config == "" || runtime.GOOS == "windows" {
+		return nil
+	}
+	if s.from["accept_writable_config"] == fromFile {
+		return &settingError{setting: "accept_writable_config",
+			reason: "cannot be set in the configuration file it would vouch for; use --accept-writable-config or HOSTGUARD_ACCEPT_WRITABLE_CONFIG"}
+	}
+	if s.configMode&0o022 == 0 || s.acceptWritableConfig {
+		return nil
+	}
+	who := "its group"
+	switch {
+	case s.configMode&0o022 == 0o022:
+		who = "its group and others"
+	case s.configMode&0o002 != 0:
+		who = "others"
+	}
+	return fmt.Errorf("configuration %s is writable by %s (mode %04o), who could change what the daemon allows; "+
+		"run chmod go-w on it, or pass --accept-writable-config if that is intended", s.config, who, s.configMode)
 }
 
 // decodeFile reads a configuration file's bytes into s. Errors name the
@@ -247,4 +278,41 @@ func fileError(data []byte, err error) error {
 		return &settingError{reason: "the file " + e.Reason}
 	}
 	return &settingError{setting: e.Path, reason: e.Reason}
+}
+
+// dbPasswordWarning is what to warn about at start when the store's DSN
+// carries a password where others can read it: on the command line, which
+// every user of the machine sees in the process list, or in a file others
+// may read. "" when there is nothing to say. It never quotes the DSN.
+func (s *settings) dbPasswordWarning() string {
+	if !dsnHasPassword(s.db) {
+		return ""
+	}
+	switch {
+	case s.from["db"] == fromFlag:
+		return "hostguard: --db carries a password, which every user of this machine can read in the process list; give the store in HOSTGUARD_DB instead"
+	case s.from["db"] == fromFile && s.configMode&0o077 != 0:
+		return "hostguard: the configuration file's db carries a password and others may read the file; give the store in HOSTGUARD_DB, or chmod 600 the file"
+	}
+	return ""
+}
+
+// dsnHasPassword reports whether a postgres:// DSN carries a password, in
+// its user info or as the password parameter.
+func dsnHasPassword(dsn string) bool {
+	d := strings.TrimSpace(dsn)
+	if !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
+		return false
+	}
+	u, err := url.Parse(d)
+	if err != nil {
+		// Unparsable, so look at it as text: user:password@ before the host.
+		rest := d[strings.Index(d, "://")+3:]
+		at := strings.LastIndex(rest, "@")
+		return at > 0 && strings.Contains(rest[:at], ":") || strings.Contains(strings.ToLower(d), "password=")
+	}
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	return u.Query().Has("password")
 }

@@ -153,6 +153,10 @@ func parseServe(args []string, stderr io.Writer) (*settings, int, bool) {
 	if err := s.validate(); err != nil {
 		return nil, usageError(stderr, fs, "%v", err), true
 	}
+	if err := s.checkConfigMode(); err != nil {
+		fmt.Fprintf(stderr, "hostguard serve: %v\n", err)
+		return nil, ExitUsage, true
+	}
 	return s, 0, false
 }
 
@@ -243,6 +247,9 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hup <-chan 
 // runDaemon opens the store, builds the libraries from s and serves until
 // ctx ends.
 func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan struct{}, rl *reloader) error {
+	if w := s.dbPasswordWarning(); w != "" {
+		log.Warn(w)
+	}
 	dsn := s.db
 	if dsn == "" {
 		p, err := defaultDBPath()

@@ -56,6 +56,11 @@ type settings struct {
 	// inlineKey is true when some feed's key is written in the file;
 	// looseKey when, moreover, others may read the file.
 	inlineKey, looseKey bool
+	// configMode is the configuration file's permissions as read;
+	// acceptWritableConfig lets the daemon start even when its group or
+	// others may write it (see checkConfigMode).
+	configMode           os.FileMode
+	acceptWritableConfig bool
 
 	// from says where each option's value came from, by option name:
 	// fromFlag, fromEnv or fromFile; absent for the default.
@@ -100,6 +105,8 @@ var options = []option{
 		usage: "longest wait for PostgreSQL to answer one statement, or a connection; past it the request is answered 503; negative for none"},
 	{name: "allow_private", field: func(s *settings) any { return &s.server.AllowPrivate },
 		usage: "let fetch and the proxy reach loopback, private and link-local addresses"},
+	{name: "accept_writable_config", field: func(s *settings) any { return &s.acceptWritableConfig },
+		usage: "start even when the configuration file is writable by its group or others, who could then change what the daemon allows; never read from the file itself"},
 	{name: "allowed_hosts", field: func(s *settings) any { return &s.server.AllowedHosts },
 		usage: "comma-separated `names` the API answers to in the Host header, beyond loopback and the listen address"},
 	{name: "max_conns", field: func(s *settings) any { return &s.server.MaxConns }, def: server.DefaultMaxConns,
