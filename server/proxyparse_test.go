@@ -180,13 +180,13 @@ func serverReads(t *testing.T, input string) *readRequest {
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	c := &inputConn{r: strings.NewReader(input), closed: make(chan struct{})}
-	ln := &oneConnListener{c: make(chan net.Conn, 1), done: make(chan struct{})}
-	ln.c <- c
+	ln := newHandoffListener(c.LocalAddr())
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		_ = srv.Serve(ln)
 	}()
+	ln.give(c)
 	<-c.closed
 	_ = srv.Close()
 	<-served
@@ -211,21 +211,3 @@ func (c *inputConn) RemoteAddr() net.Addr             { return &net.TCPAddr{IP: 
 func (c *inputConn) SetDeadline(time.Time) error      { return nil }
 func (c *inputConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *inputConn) SetWriteDeadline(time.Time) error { return nil }
-
-// oneConnListener hands out its connection, then waits to be closed.
-type oneConnListener struct {
-	c    chan net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func (l *oneConnListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.c:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-func (l *oneConnListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
-func (l *oneConnListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
