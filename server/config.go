@@ -33,6 +33,10 @@ const (
 	// (guard.Config.MaxOpenFor), where the library's default is no
 	// growth: docs/design.md ("guard: probes and growth") says why.
 	DefaultGuardMaxOpenFor = guard.SuggestedMaxOpenFor
+
+	// DefaultGuardShare shares guard verdicts wherever the store can
+	// carry them: on PostgreSQL, not on SQLite.
+	DefaultGuardShare = "auto"
 )
 
 // Config configures a Server. The zero value serves the guard, fetch and
@@ -66,6 +70,18 @@ type Config struct {
 	// growth off. The server sets OnTransition for its log line and
 	// metrics, then calls the one given here, if any.
 	Guard guard.Config
+
+	// GuardShare says whether the guard shares its verdicts with the other
+	// nodes on the store (guard.Config.Share, through ShareStore): "auto"
+	// shares when ShareStore is set, "on" requires it, "off" never
+	// shares. Empty means DefaultGuardShare ("auto"). A Guard.Share given
+	// here is used as it is.
+	GuardShare string
+
+	// ShareStore carries the guard's transitions between nodes when
+	// GuardShare allows (store/postgres can; SQLite, with one node, has
+	// nothing to share with). nil (the zero value): nothing is shared.
+	ShareStore guard.ShareStore
 
 	// HeaderTimeout bounds the wait for an upstream's response headers (and
 	// for a CONNECT target's first byte once the client has spoken); 0
@@ -244,6 +260,15 @@ func (c Config) Validate() error {
 	}
 	if err := c.Guard.Validate(); err != nil {
 		return under("guard", err)
+	}
+	switch c.GuardShare {
+	case "", "auto", "off":
+	case "on":
+		if c.ShareStore == nil && c.Guard.Share == nil {
+			return invalid("guard.share", "is on, but the store cannot share guard verdicts (only PostgreSQL can)")
+		}
+	default:
+		return invalid("guard.share", "is %q; want auto, on or off", c.GuardShare)
 	}
 	return c.validateFeeds()
 }

@@ -27,6 +27,7 @@ type Server struct {
 	version string
 	started time.Time
 	guard   *guard.Guard
+	link    guard.Link // shares the guard's verdicts with other nodes; nil when not
 	base    *http.Transport
 	dialer  *dialer
 	// upstream is what fetch and the proxy send through: plain HTTP on
@@ -124,7 +125,30 @@ func New(cfg Config) (*Server, error) {
 		// The base is built below; the probe reads it when it runs.
 		gcfg.Probe = s.probe
 	}
+	if gcfg.Share == nil && cfg.ShareStore != nil && cfg.GuardShare != "off" {
+		node := ""
+		if cfg.Elector != nil {
+			node = cfg.Elector.NodeID()
+		}
+		// The lease outlives one probe, which waits at most a header
+		// timeout, with room to publish its result.
+		link, err := cfg.ShareStore.GuardShare(guard.StoreShareParams{Node: node, LeaseFor: cfg.HeaderTimeout + 10*time.Second, Now: cfg.Now})
+		if err != nil {
+			s.cancelBase()
+			return nil, err
+		}
+		s.link, gcfg.Share = link, link
+	}
 	s.guard = guard.New(gcfg)
+	if s.link != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := s.link.Start(ctx, s.guard.Apply); err != nil {
+			// The link keeps trying in the background; until it
+			// connects, this node's guard decides alone.
+			s.log.Warn("guard: sharing verdicts is not connected yet", "err", err)
+		}
+		cancel()
+	}
 
 	s.dialer = newDialer(cfg.AllowPrivate, cfg.HeaderTimeout, s.own)
 	s.base = &http.Transport{
@@ -178,6 +202,9 @@ func (s *Server) Close() error {
 		<-s.sweepDone
 		s.tickets.releaseAll()
 		s.guard.Close()
+		if s.link != nil {
+			s.link.Close()
+		}
 		s.cancelBase()
 		s.upstream.closeIdle(true)
 		if b := s.feedBase.Load(); b != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hostguard/hostguard"
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
+	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
@@ -288,6 +289,7 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 	cfg := s.server
 	cfg.Logger = log
 	cfg.FeedStore = st
+	cfg.ShareStore, _ = st.(guard.ShareStore)
 	if cfg.Ready, err = readiness(ctx, st); err != nil {
 		return err
 	}

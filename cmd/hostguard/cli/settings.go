@@ -131,6 +131,8 @@ var options = []option{
 		usage: "longest an open period grows to while a host stays down; negative: every period lasts open_for"},
 	{name: "guard.max_probes", field: func(s *settings) any { return &s.server.Guard.MaxProbes }, def: guard.DefaultMaxProbes,
 		usage: "recovery probes running at once; negative: no probes, the first request after an open period is the trial"},
+	{name: "guard.share", field: func(s *settings) any { return &s.server.GuardShare }, def: server.DefaultGuardShare,
+		usage: "share guard verdicts with the other nodes on the store: auto (on PostgreSQL, not SQLite), on or off"},
 	{name: "header_timeout", field: func(s *settings) any { return &s.server.HeaderTimeout }, def: transport.DefaultHeaderTimeout,
 		usage: "wait for an upstream's response headers (and a tunnel target's first byte) before it counts as not answering"},
 	{name: "give_up_after", field: func(s *settings) any { return &s.server.GiveUpAfter }, def: server.DefaultGiveUpAfter,
