@@ -131,8 +131,9 @@ func New(cfg Config) (*Server, error) {
 			node = cfg.Elector.NodeID()
 		}
 		// The lease outlives one probe, which waits at most a header
-		// timeout, with room to publish its result.
-		link, err := cfg.ShareStore.GuardShare(guard.StoreShareParams{Node: node, LeaseFor: cfg.HeaderTimeout + 10*time.Second, Now: cfg.Now})
+		// timeout, with room to publish its result; a node that dies
+		// holding it delays the cluster's next probe by no more.
+		link, err := cfg.ShareStore.GuardShare(guard.StoreShareParams{Node: node, LeaseFor: cfg.HeaderTimeout + 5*time.Second, Now: cfg.Now})
 		if err != nil {
 			s.cancelBase()
 			return nil, err
