@@ -88,6 +88,21 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// SchemaVersions returns every schema version applied to the database, in
+// ascending order: versions are not contiguous, so this set, not the
+// newest version, says whether two binaries run on the same schema.
+func (s *Store) SchemaVersions(ctx context.Context) ([]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: schema versions: %w", err)
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: schema versions: %w", err)
+	}
+	return vs, nil
+}
+
 // SchemaVersion returns the newest schema version applied to the database.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v *int

@@ -128,6 +128,29 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	return int(v.Int64), err
 }
 
+// SchemaVersions returns every schema version applied to the database, in
+// ascending order: versions are not contiguous, so this set, not the
+// newest version, says whether two binaries run on the same schema.
+func (s *Store) SchemaVersions(ctx context.Context) ([]int, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: schema versions: %w", err)
+	}
+	defer rows.Close()
+	var vs []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("sqlite: schema versions: %w", err)
+		}
+		vs = append(vs, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: schema versions: %w", err)
+	}
+	return vs, nil
+}
+
 func (s *Store) migrate(ctx context.Context) error {
 	ms, err := migration.Load(migrationFS, "migrations")
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/internal/schemaset"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
@@ -378,26 +379,33 @@ func defaultDBPath() (string, error) {
 }
 
 // readiness checks, for /readyz, that the store answers with the schema
-// this daemon migrated it to; a newer binary that migrated it further, or
-// a restore of an older database, makes this daemon not ready.
+// this daemon migrated it to: the same set of applied versions. A newer
+// binary that migrated it further (even with a version below this one's
+// newest: each capability numbers its own range), or a restore of an
+// older database, makes this daemon not ready.
 func readiness(ctx context.Context, st hostguard.Store) (func(context.Context) error, error) {
 	sv, ok := st.(interface {
-		SchemaVersion(context.Context) (int, error)
+		SchemaVersions(context.Context) ([]int, error)
 	})
 	if !ok {
 		return nil, nil
 	}
-	want, err := sv.SchemaVersion(ctx)
+	want, err := sv.SchemaVersions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the schema version: %w", err)
+		return nil, fmt.Errorf("reading the schema versions: %w", err)
 	}
 	return func(ctx context.Context) error {
-		got, err := sv.SchemaVersion(ctx)
-		switch {
-		case err != nil:
+		got, err := sv.SchemaVersions(ctx)
+		if err != nil {
 			return errors.New("the store does not answer")
-		case got != want:
-			return fmt.Errorf("the schema is version %d; this daemon runs on %d", got, want)
+		}
+		switch extra, missing := schemaset.Diff(want, got); {
+		case len(extra) > 0:
+			return fmt.Errorf("the schema has moved past this daemon: versions %s were applied by a newer hostguard (this one knows %s)",
+				schemaset.String(extra), schemaset.String(want))
+		case len(missing) > 0:
+			return fmt.Errorf("the schema lacks versions %s that this daemon runs on (%s): the database was replaced or restored",
+				schemaset.String(missing), schemaset.String(want))
 		}
 		return nil
 	}, nil

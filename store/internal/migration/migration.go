@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hostguard/hostguard/internal/schemaset"
 )
 
 // Migration is one schema step.
@@ -55,31 +58,21 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	return out, nil
 }
 
-// Latest is the highest version in ms, or 0.
-func Latest(ms []Migration) int {
-	if len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}
-
 // Pending returns the migrations whose versions are not in applied. It
 // refuses a database that has applied a version this binary does not know:
 // such a database was written by a newer hostguard, and running older code
 // against it could corrupt state the newer code relies on.
 func Pending(ms []Migration, applied map[int]bool) ([]Migration, error) {
-	known := make(map[int]bool, len(ms))
-	for _, m := range ms {
-		known[m.Version] = true
-	}
-	newest := 0
+	known := Versions(ms)
+	var unknown []int
 	for v := range applied {
-		if !known[v] && v > newest {
-			newest = v
+		if !slices.Contains(known, v) {
+			unknown = append(unknown, v)
 		}
 	}
-	if newest > 0 {
-		return nil, &NewerError{Applied: newest, Supported: Latest(ms)}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, &NewerError{Unknown: unknown, Known: known}
 	}
 	var out []Migration
 	for _, m := range ms {
@@ -90,12 +83,25 @@ func Pending(ms []Migration, applied map[int]bool) ([]Migration, error) {
 	return out, nil
 }
 
-// NewerError reports a database schema written by a newer version of hostguard.
+// Versions lists the versions of ms in ascending order.
+func Versions(ms []Migration) []int {
+	vs := make([]int, len(ms))
+	for i, m := range ms {
+		vs[i] = m.Version
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// NewerError reports a database schema written by a newer version of
+// hostguard: one with migrations this binary does not know. Versions are
+// not contiguous, so an unknown one may be lower than the newest known.
 type NewerError struct {
-	Applied   int // a version present in the database but unknown here
-	Supported int // the newest version this binary knows
+	Unknown []int // versions applied to the database but unknown here
+	Known   []int // the versions this binary knows
 }
 
 func (e *NewerError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this hostguard supports (up to %d); upgrade hostguard or use another database", e.Applied, e.Supported)
+	return fmt.Sprintf("the database has schema versions %s that this hostguard does not know (it knows %s): a newer hostguard migrated it; upgrade hostguard or use another database",
+		schemaset.String(e.Unknown), schemaset.String(e.Known))
 }

@@ -2,6 +2,7 @@ package migration
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"testing/fstest"
 )
@@ -41,7 +42,14 @@ func TestPending(t *testing.T) {
 	}
 	_, err = Pending(ms, map[int]bool{1: true, 9: true})
 	var ne *NewerError
-	if !errors.As(err, &ne) || ne.Applied != 9 || ne.Supported != 5 {
-		t.Fatalf("want NewerError{9,5}, got %v", err)
+	if !errors.As(err, &ne) || !slices.Equal(ne.Unknown, []int{9}) || !slices.Equal(ne.Known, []int{1, 2, 5}) {
+		t.Fatalf("want NewerError{[9],[1 2 5]}, got %v", err)
+	}
+	// A version in a gap below the newest known is as unknown, and the
+	// message says what this binary knows instead of calling it newer
+	// than a higher number.
+	_, err = Pending(ms, map[int]bool{1: true, 3: true})
+	if !errors.As(err, &ne) || err.Error() != "the database has schema versions 3 that this hostguard does not know (it knows 1-2, 5): a newer hostguard migrated it; upgrade hostguard or use another database" {
+		t.Fatalf("a version in a gap: %v", err)
 	}
 }
