@@ -316,3 +316,19 @@ func dsnHasPassword(dsn string) bool {
 	}
 	return u.Query().Has("password")
 }
+
+// shortToken is the token length below which serve warns: the count of
+// wrong tokens never refuses the right one, so it cannot slow a guesser,
+// and the token's length is what stands against guessing. 16 random
+// characters are 64 bits or more.
+const shortToken = 16
+
+// tokenWarning is what to warn about at start when the token is short,
+// or "". It never quotes the token.
+func (s *settings) tokenWarning() string {
+	n := len(s.server.Token)
+	if n == 0 || n >= shortToken {
+		return ""
+	}
+	return fmt.Sprintf("hostguard: the token is only %d characters long; wrong tokens are counted but a guesser is not slowed, so use a long random one (openssl rand -hex 32)", n)
+}

@@ -128,3 +128,33 @@ func TestDSNHasPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestShortTokenIsWarnedAbout: the wrong-token count never refuses the
+// right token, so a short token is what a guesser finds; serve says so,
+// without the token.
+func TestShortTokenIsWarnedAbout(t *testing.T) {
+	dead := "postgres://hg@127.0.0.1:1/hg?sslmode=disable&connect_timeout=2"
+	for _, c := range []struct {
+		token string
+		warn  bool
+	}{
+		{"sh0rt-t0k", true},
+		{"0123456789abcdef", false},
+		{"", false},
+	} {
+		var errs strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		code := serve(ctx, []string{"--listen", "127.0.0.1:0", "--proxy-listen", "", "--db", dead, "--token", c.token}, &errs)
+		cancel()
+		if code != ExitError {
+			t.Fatalf("token %q: exit %d, want %d (no store)\n%s", c.token, code, ExitError, errs.String())
+		}
+		out := errs.String()
+		if got := strings.Contains(out, "the token is only 9 characters long"); got != c.warn {
+			t.Errorf("token of %d characters: warned %v, want %v:\n%s", len(c.token), got, c.warn, out)
+		}
+		if c.token != "" && strings.Contains(out, c.token) {
+			t.Errorf("the token was printed:\n%s", out)
+		}
+	}
+}

@@ -249,8 +249,10 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hup <-chan 
 // runDaemon opens the store, builds the libraries from s and serves until
 // ctx ends.
 func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan struct{}, rl *reloader) error {
-	if w := s.dbPasswordWarning(); w != "" {
-		log.Warn(w)
+	for _, w := range []string{s.dbPasswordWarning(), s.tokenWarning()} {
+		if w != "" {
+			log.Warn(w)
+		}
 	}
 	dsn := s.db
 	if dsn == "" {
