@@ -95,10 +95,7 @@ func TestSpecialPurposeRangesByHand(t *testing.T) {
 		{"2a00:1450:4001::1", false},
 	}
 	for _, c := range cases {
-		got := destinationRefusal(netip.MustParseAddr(c.addr))
-		if (got != "") != c.refused {
-			t.Errorf("%s: refused=%v (%q), want %v", c.addr, got != "", got, c.refused)
-		}
+		checkRefusal(t, "", c.addr, c.refused)
 	}
 }
 
@@ -137,9 +134,15 @@ func TestEmbeddedIPv4Forms(t *testing.T) {
 		{"Teredo", "2001:0:4136:e378:8000:63bf:f7f7:f7f7", true}, // client 8.8.8.8, obfuscated
 	}
 	for _, c := range cases {
-		got := destinationRefusal(netip.MustParseAddr(c.addr))
-		if (got != "") != c.refused {
-			t.Errorf("%s %s: refused=%v (%q), want %v", c.form, c.addr, got != "", got, c.refused)
-		}
+		checkRefusal(t, c.form+" ", c.addr, c.refused)
+	}
+}
+
+// checkRefusal checks that the policy refuses addr, or lets it pass.
+func checkRefusal(t *testing.T, label, addr string, refused bool) {
+	t.Helper()
+	got := destinationRefusal(netip.MustParseAddr(addr))
+	if (got != "") != refused {
+		t.Errorf("%s%s: refused=%v (%q), want %v", label, addr, got != "", got, refused)
 	}
 }
