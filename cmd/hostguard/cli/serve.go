@@ -239,6 +239,20 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, hup <-chan 
 	}
 	log := slog.New(h)
 	rl := &reloader{args: args, stderr: stderr, log: log, level: level, cur: s, warned: map[string]bool{}}
+	if s.stdinExit {
+		// The kernel closes a pipe's last writer however its holder ends,
+		// so a daemon started by a program with a pipe on its stdin never
+		// outlives that program. The reader stays blocked until the
+		// process exits; only the binary sets this.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			log.Info("hostguard: standard input closed; stopping (--exit-with-stdin)")
+			cancel()
+		}()
+	}
 	if err := runDaemon(ctx, s, log, hup, rl); err != nil {
 		log.Error("hostguard serve: " + err.Error())
 		return ExitError

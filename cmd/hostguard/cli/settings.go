@@ -38,6 +38,8 @@ type settings struct {
 	db          string
 	logFormat   string
 	logLevel    string
+	// stdinExit stops the daemon when its standard input reaches its end.
+	stdinExit bool
 
 	server   server.Config
 	budget   budget.Config
@@ -119,6 +121,8 @@ var options = []option{
 		usage: "log `format` on stderr: text or json"},
 	{name: "log_level", field: func(s *settings) any { return &s.logLevel }, def: "info",
 		usage: "least `level` logged: debug, info, warn or error"},
+	{name: "exit_with_stdin", field: func(s *settings) any { return &s.stdinExit },
+		usage: "stop gracefully when standard input closes, as it does when the program that started the daemon with a pipe there exits, even by kill -9"},
 	{name: "guard.threshold", field: func(s *settings) any { return &s.server.Guard.Threshold }, def: guard.DefaultThreshold,
 		usage: "host-level failures within the window that open an endpoint"},
 	{name: "guard.window", field: func(s *settings) any { return &s.server.Guard.Window }, def: guard.DefaultWindow,
