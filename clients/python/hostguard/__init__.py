@@ -21,6 +21,15 @@ from ._client import (
     classify_exception,
     decode_payload,
 )
+from .daemon import (
+    BinaryNotFound,
+    Daemon,
+    DaemonError,
+    DaemonNotReady,
+    PortInUse,
+    StateDirInUse,
+    find_binary,
+)
 from .errors import (
     BadRequest,
     BudgetDisabled,
@@ -48,6 +57,13 @@ from .fastfail import is_fast_fail
 __version__ = "0.1.0"
 
 __all__ = [
+    "BinaryNotFound",
+    "Daemon",
+    "DaemonError",
+    "DaemonNotReady",
+    "PortInUse",
+    "StateDirInUse",
+    "find_binary",
     "DEFAULT_ADDR",
     "BudgetAPI",
     "Client",
