@@ -7,12 +7,13 @@ PKGS ?= ./...
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-# The version `hostguard version` prints; without git the binary falls back
-# to the module version the go command recorded.
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
-LDFLAGS := $(if $(VERSION),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Version=$(VERSION))
+# The binary embeds its version from the VERSION file; the commit it
+# prints is stamped here, since the go command's own stamp may be off
+# (GOFLAGS=-buildvcs=false).
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
+LDFLAGS := $(if $(COMMIT),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Commit=$(COMMIT))
 
-.PHONY: test race lint bench build install reliability
+.PHONY: test race lint bench build install reliability dist
 
 test:
 	$(GO) test $(PKGS)
@@ -42,6 +43,14 @@ BINDIR ?= $(if $(PREFIX),$(PREFIX)/bin,$(shell $(GO) env GOPATH)/bin)
 install: build
 	install -d '$(DESTDIR)$(BINDIR)'
 	install -m 0755 bin/hostguard '$(DESTDIR)$(BINDIR)/hostguard'
+
+# The release for every platform into release/: archives, SHA256SUMS,
+# modules.txt, Python wheels and npm packages (scripts/release.py).
+# PLATFORMS="linux/amd64 linux/arm64" builds a few; NPM=0 leaves out npm.
+PLATFORMS ?=
+NPM ?= 1
+dist:
+	python3 scripts/release.py dist $(if $(PLATFORMS),--platforms '$(PLATFORMS)') $(if $(filter 0,$(NPM)),--no-npm)
 
 # kill -9 cycles against the real daemon on both engines, then every fuzz
 # target for a while: about 15 minutes. RELIABILITY=short is CI's 2 minutes.
