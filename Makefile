@@ -15,8 +15,10 @@ LDFLAGS := $(if $(COMMIT),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Co
 
 .PHONY: test race lint bench build install reliability dist
 
+# TESTFLAGS go to go test: CI runs make test TESTFLAGS=-race.
+TESTFLAGS ?=
 test:
-	$(GO) test $(PKGS)
+	$(GO) test $(TESTFLAGS) $(PKGS)
 
 race:
 	$(GO) test -race $(PKGS)

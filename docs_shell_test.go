@@ -503,7 +503,9 @@ func readmeShellBlocks(t *testing.T, bin, binDir string) {
 			}
 			lines = append(lines, line)
 		}
-		script := strings.Join(lines, "\n")
+		// The Quick start's `go run ./cmd/hostguard` builds the binary the
+		// test already built: run that one.
+		script := strings.ReplaceAll(strings.Join(lines, "\n"), "go run ./cmd/hostguard ", "hostguard ")
 		for _, s := range skipped {
 			t.Logf("%s: not run: %s", where, s)
 		}

@@ -46,7 +46,13 @@ leftover() {
 }
 
 # Python: the platform wheel, offline, into a fresh virtualenv.
-python3 -m venv "$work/venv"
+if ! python3 -m venv "$work/venv"; then
+	[ "${CI:-}" = "true" ] || fail "python3 cannot make a virtualenv (Debian: apt-get install python3-venv)"
+	echo "check-release: installing python3-venv with apt"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+	rm -rf "$work/venv"
+	python3 -m venv "$work/venv"
+fi
 env -u PIP_FIND_LINKS PIP_NO_INDEX=1 "$work/venv/bin/pip" install -q --no-deps \
 	"$work/a/hostguard-$v-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_2_x86_64.whl"
 out="$("$work/venv/bin/hostguard" version)"
