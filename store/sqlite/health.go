@@ -81,13 +81,16 @@ func (s *Store) HealthTouch(ctx context.Context, p health.StoreTouchParams) (hea
 	default:
 		return health.Record{}, fmt.Errorf("sqlite: health touch with unknown outcome %v", p.Outcome)
 	}
+	if err := s.ckpt.hold(ctx); err != nil {
+		return health.Record{}, err
+	}
 	stmt, err := s.prepared(ctx, s.w, q)
 	if err != nil {
 		return health.Record{}, fmt.Errorf("sqlite: health touch: %w", err)
 	}
 	rec, err := scanHealth(stmt.QueryRowContext(ctx, args...))
 	if err != nil {
-		return health.Record{}, fmt.Errorf("sqlite: health touch: %w", err)
+		return health.Record{}, s.wrote(fmt.Errorf("sqlite: health touch: %w", err))
 	}
 	return rec, nil
 }
@@ -216,9 +219,12 @@ func (s *Store) HealthCounts(ctx context.Context, now time.Time) (health.Counts,
 
 // HealthDelete forgets name (see health.Store).
 func (s *Store) HealthDelete(ctx context.Context, name string) (bool, error) {
+	if err := s.ckpt.hold(ctx); err != nil {
+		return false, err
+	}
 	res, err := s.w.ExecContext(ctx, `DELETE FROM health_hosts WHERE name = ?`, name)
 	if err != nil {
-		return false, fmt.Errorf("sqlite: health delete: %w", err)
+		return false, s.wrote(fmt.Errorf("sqlite: health delete: %w", err))
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err

@@ -199,19 +199,35 @@ func (s *Store) migrate(ctx context.Context) error {
 // tx runs fn in a write transaction (BEGIN IMMEDIATE, on the one writer
 // connection) and commits it if fn returns nil.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := s.ckpt.hold(ctx); err != nil {
+		return err
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
+		return s.wrote(fmt.Errorf("sqlite: begin: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.wrote(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
+		return s.wrote(fmt.Errorf("sqlite: commit: %w", err))
 	}
 	return nil
 }
+
+// wrote notes a write's error: a full disk marks the store full (see
+// checkpoint.go). It returns err.
+func (s *Store) wrote(err error) error {
+	if s.ckpt != nil && diskFull(err) {
+		s.ckpt.set(&s.ckpt.full, true)
+	}
+	return err
+}
+
+// DiskFull reports whether the last writes found the disk full and no
+// checkpoint has made room since: the daemon is then not ready.
+func (s *Store) DiskFull() bool { return s.ckpt != nil && s.ckpt.full.Load() }
 
 // prepared returns query prepared on db (s.w or s.r), preparing it on first
 // use. The driver parses every one-shot statement anew, and for the short

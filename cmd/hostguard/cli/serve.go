@@ -411,6 +411,9 @@ func readiness(ctx context.Context, st hostguard.Store) (func(context.Context) e
 		return nil, fmt.Errorf("reading the schema versions: %w", err)
 	}
 	return func(ctx context.Context) error {
+		if df, ok := st.(interface{ DiskFull() bool }); ok && df.DiskFull() {
+			return errors.New("the disk is full: writes wait for room to move the WAL into the database")
+		}
 		got, err := sv.SchemaVersions(ctx)
 		if err != nil {
 			return errors.New("the store does not answer")
