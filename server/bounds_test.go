@@ -68,6 +68,7 @@ func dialFrom(t *testing.T, local, addr string) (net.Conn, *bufio.Reader) {
 // address is still served, and a slot it frees is its own again.
 func TestProxyOneAddressHoldsHalfTheConnections(t *testing.T) {
 	t.Parallel()
+	needLoopbackAddr(t, "127.0.0.2")
 	f := setup(t, func(c *Config) { c.MaxConns = 4 })
 	rec := &recorder{}
 	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {})
