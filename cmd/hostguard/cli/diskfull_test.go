@@ -60,7 +60,7 @@ func TestDiskFullRecoversByItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Readers on recent snapshots all along, as a daemon has, keep a
-	// PASSIVE checkpoint from ever restarting the WAL.
+	// PASSIVE checkpoint from restarting the WAL.
 	stop := make(chan struct{})
 	var readers sync.WaitGroup
 	for r := range 2 {
@@ -82,6 +82,29 @@ func TestDiskFullRecoversByItself(t *testing.T) {
 		n++
 		_, err := sched.Add(ctx, retry.NewItem{ID: fmt.Sprintf("item-%d", n), Payload: payload})
 		return err
+	}
+
+	// A steady load beside: workers claiming and releasing the first
+	// items, writes that change rows without growing the database.
+	for range 10 {
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ls, err := sched.Claim(ctx, retry.ClaimParams{N: 1, Lease: time.Minute, Worker: "load"})
+				if err == nil && len(ls) == 1 {
+					_ = sched.Release(ctx, ls[0].Ref())
+				}
+			}
+		})
 	}
 
 	var full error
