@@ -30,6 +30,7 @@ const (
 	DefaultExpiriesPerFailure = 3
 	DefaultClaimPoll          = 2 * time.Second
 	DefaultKeepDone           = 30 * 24 * time.Hour
+	DefaultWakeJitter         = time.Minute
 )
 
 // ClassLeaseExpired is the failure class recorded when an item's lease runs
@@ -46,6 +47,9 @@ const (
 	MaxLease = 30 * 24 * time.Hour
 	// MaxClaimWait is the longest a claim may wait for work.
 	MaxClaimWait = 5 * time.Minute
+	// maxWakeJitter bounds Config.WakeJitter: a wake spread over longer
+	// is hardly a wake.
+	maxWakeJitter = 24 * time.Hour
 	// maxLadderStep bounds ladder steps so now+delay cannot overflow.
 	maxLadderStep = 10 * 365 * 24 * time.Hour
 )
@@ -119,6 +123,13 @@ type Config struct {
 	// never wait for the disk (synchronous=NORMAL). See "Sightings and
 	// the disk" in docs/design.md.
 	SyncSightings bool
+	// WakeJitter spreads the items a host's recovery wakes
+	// (Scheduler.WakeHost) over this long: each becomes due at a uniform
+	// point between now and now+WakeJitter, so that a host that comes back
+	// is not met by all its parked work at once. Zero means
+	// DefaultWakeJitter (one minute); negative turns the spread off (all
+	// due at once). At most a day.
+	WakeJitter time.Duration
 	// Now is the clock for every time decision. Nil means time.Now.
 	Now func() time.Time
 	// Rand returns uniform numbers in [0, 1) for jitter and for rounding
@@ -155,6 +166,13 @@ func (c Config) withDefaults() Config {
 	if c.KeepDone == 0 {
 		c.KeepDone = DefaultKeepDone
 	}
+	switch {
+	case c.WakeJitter == 0:
+		c.WakeJitter = DefaultWakeJitter
+	case c.WakeJitter < 0:
+		c.WakeJitter = 0
+	}
+	c.WakeJitter = c.WakeJitter.Truncate(time.Microsecond)
 	if c.ClaimPoll == 0 {
 		c.ClaimPoll = DefaultClaimPoll
 	}
@@ -220,6 +238,9 @@ func (c Config) validate() error {
 	}
 	if c.KeepDone > maxKeepDone {
 		return invalid("keep_done", "%v is more than a hundred years", c.KeepDone)
+	}
+	if c.WakeJitter > maxWakeJitter {
+		return invalid("wake_jitter", "%v is more than %v", c.WakeJitter, maxWakeJitter)
 	}
 	if c.ExpiriesPerFailure < 0 {
 		return invalid("expiries_per_failure", "%d is negative", c.ExpiriesPerFailure)

@@ -83,6 +83,12 @@ type NewItem struct {
 	Payload []byte `json:"payload,omitempty"`
 	// NotBefore delays the first attempt. Zero means due at once.
 	NotBefore time.Time `json:"not_before,omitzero"`
+	// Host names the host the work depends on (a host name or an IP
+	// address, never a URL; see NormalizeHost), so that the host
+	// answering again wakes the item (Scheduler.WakeHost). Empty means
+	// none. Add of an id that is held already leaves its host alone; a
+	// failure may name a host (Outcome.Host).
+	Host string `json:"host,omitempty"`
 }
 
 // AddResult says what Add did.
@@ -116,6 +122,9 @@ type Item struct {
 	Expiries int `json:"expiries"`
 	// LastClass is the class of the latest failure, empty if none.
 	LastClass string `json:"last_class,omitempty"`
+	// Host is the host the item depends on (NormalizeHost's form), empty
+	// if none.
+	Host string `json:"host,omitempty"`
 	// History holds the latest failures, oldest first, at most HistoryLen.
 	History []Attempt `json:"history,omitempty"`
 	// Sources holds the latest word from each source that named itself
@@ -178,6 +187,14 @@ type Stats struct {
 	// metrics. PrunedAt is when it last deleted any; zero if never.
 	Pruned   int64     `json:"pruned"`
 	PrunedAt time.Time `json:"pruned_at,omitzero"`
+	// HostWakes counts the times a host answering again made parked items
+	// due (Scheduler.WakeHost, counting only calls that moved any), and
+	// HostWoken the items they moved, ever, on every node sharing the
+	// store: counters for metrics. HostWokenAt is the latest such wake;
+	// zero if never.
+	HostWakes   int64     `json:"host_wakes"`
+	HostWoken   int64     `json:"host_woken"`
+	HostWokenAt time.Time `json:"host_woken_at,omitzero"`
 	// Schedule is what the Scheduler that answered applies, so that a
 	// dashboard or `hostguard items stats` shows why items wait as long
 	// as they do.
@@ -194,6 +211,9 @@ type Schedule struct {
 	ReactivateWithin time.Duration `json:"-"`
 	// KeepDone is how long done items are kept; negative for ever.
 	KeepDone time.Duration `json:"-"`
+	// WakeJitter is the spread of a host's wake (Config.WakeJitter); zero
+	// when jitter is off.
+	WakeJitter time.Duration `json:"-"`
 	// SyncSightings is whether every sighting waits for the disk
 	// (Config.SyncSightings).
 	SyncSightings bool `json:"sync_sightings"`
@@ -216,7 +236,8 @@ func (s Schedule) MarshalJSON() ([]byte, error) {
 		plain
 		ReactivateWithin string `json:"reactivate_within"`
 		KeepDone         string `json:"keep_done"`
-	}{plain(s), s.ReactivateWithin.String(), keep})
+		WakeJitter       string `json:"wake_jitter"`
+	}{plain(s), s.ReactivateWithin.String(), keep, s.WakeJitter.String()})
 }
 
 // MarshalJSON adds the lag in seconds, the unit people read dashboards in.
@@ -241,6 +262,7 @@ func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
 		Failures:     r.Failures,
 		Expiries:     r.Expiries,
 		LastClass:    r.LastClass,
+		Host:         r.Host,
 		Observations: r.Observations,
 		LastSeen:     r.LastSeen,
 		CreatedAt:    r.CreatedAt,
@@ -285,5 +307,6 @@ func statsFrom(res StoreStatsResult, now time.Time) Stats {
 		st.OldestDueLag = max(now.Sub(res.OldestDue), 0)
 	}
 	st.Pruned, st.PrunedAt = res.Pruned, res.PrunedAt
+	st.HostWakes, st.HostWoken, st.HostWokenAt = res.HostWakes, res.HostWoken, res.HostWokenAt
 	return st
 }

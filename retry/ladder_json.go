@@ -65,4 +65,9 @@ type ClassConfig struct {
 	Ladder Ladder `json:"ladder"`
 	// Escalate selects the ladder's step. Empty means ByFailures.
 	Escalate Escalation `json:"escalate,omitempty"`
+	// Host makes the class host-level: the item's host answering again
+	// ends its wait (Scheduler.WakeHost). The classes of package failure
+	// that are host-level are so whatever this says; false leaves any
+	// other class to its ladder.
+	Host bool `json:"host,omitempty"`
 }

@@ -93,6 +93,11 @@ type Outcome struct {
 	// The item keeps it among its Sources, and a class that escalates by
 	// sources takes its step from them.
 	Source string `json:"source,omitempty"`
+	// Host names the host the item depends on (OpFail only; optional; see
+	// NormalizeHost). It replaces the item's host; empty keeps it. With a
+	// host-level class (Scheduler.IsHostClass), the host answering again
+	// ends the wait early (Scheduler.WakeHost).
+	Host string `json:"host,omitempty"`
 	// Extend is the new lease length from now (OpExtend only).
 	Extend time.Duration `json:"extend,omitempty"`
 }
@@ -129,6 +134,14 @@ func (s *Scheduler) Extend(ctx context.Context, ref LeaseRef, d time.Duration) (
 		return time.Time{}, errs[0]
 	}
 	return now.Add(d.Truncate(time.Microsecond)), nil
+}
+
+// SettleOne applies one lease operation, as Settle does for a batch of
+// one, with its errors as Succeed, Fail, Release and Extend return them
+// (an *InputError's Field is "class", not "outcomes[0].class"). It is
+// how a failure names its source or host.
+func (s *Scheduler) SettleOne(ctx context.Context, o Outcome) error {
+	return s.settleOne(ctx, o)
 }
 
 func (s *Scheduler) settleOne(ctx context.Context, o Outcome) error {
@@ -178,6 +191,9 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 	}
 	keys := make([]string, len(outcomes))
 	ids := make([]string, len(outcomes))
+	// hosts holds the outcomes' hosts as stored, so that the caller's
+	// slice is not changed.
+	var hosts []string
 	refused := make([]error, len(outcomes))
 	for i := range outcomes {
 		o := &outcomes[i]
@@ -198,6 +214,9 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 		keys[i], ids[i] = o.Lease.Token, o.Lease.ID
 		switch o.Op {
 		case OpSucceed, OpRelease:
+			if o.Host != "" {
+				return nil, field(invalid("host", "goes with a failure only"))
+			}
 		case OpFail:
 			// The class and note come from the failure the worker saw,
 			// not from Claim: in a batch, a bad one refuses its own
@@ -209,6 +228,15 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 			if err == nil {
 				err = checkSource(o.Source)
 			}
+			if err == nil && o.Host != "" {
+				var h string
+				if h, err = NormalizeHost(o.Host); err == nil {
+					if hosts == nil {
+						hosts = make([]string, len(outcomes))
+					}
+					hosts[i] = h
+				}
+			}
 			switch {
 			case err == nil:
 			case batch:
@@ -217,6 +245,9 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 				return nil, err
 			}
 		case OpExtend:
+			if o.Host != "" {
+				return nil, field(invalid("host", "goes with a failure only"))
+			}
 			if o.Extend < time.Microsecond || o.Extend > MaxLease {
 				return nil, field(invalid("lease_seconds", "extension %v is outside [1µs, %v]", o.Extend, MaxLease))
 			}
@@ -232,6 +263,12 @@ func (s *Scheduler) settle(ctx context.Context, outcomes []Outcome, now time.Tim
 			continue
 		}
 		todo = append(todo, i)
+	}
+	if hosts != nil {
+		outcomes = slices.Clone(outcomes)
+		for i, h := range hosts {
+			outcomes[i].Host = h
+		}
 	}
 	rest := s.succeedFast(ctx, outcomes, todo, ids, keys, now)
 	if len(rest) == 0 {
@@ -353,6 +390,9 @@ func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now ti
 		}
 		r.Failures++
 		r.LastClass = class
+		if o.Host != "" {
+			r.Host = o.Host
+		}
 		r.History = encodeHistory(appendHistory(h, Attempt{At: now, Class: class, Note: clipNote(o.Note)}))
 		r.State = Scheduled
 		r.NextAt = now.Add(s.delay(class, r.Failures, distinctSources(es, class)))

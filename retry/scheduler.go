@@ -83,6 +83,11 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 		if err := checkPayload(it.Payload); err != nil {
 			return AddResult{}, inField(field, err)
 		}
+		h, err := NormalizeHost(it.Host)
+		if err != nil {
+			return AddResult{}, inField(field, err)
+		}
+		it.Host = h
 		if it.NotBefore.After(now.Add(maxNotBefore)) {
 			return AddResult{}, invalid(field+".not_before", "%v is more than 100 years ahead", it.NotBefore)
 		}
@@ -92,6 +97,9 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 		it.NotBefore = it.NotBefore.UTC().Truncate(time.Microsecond)
 		if j, ok := byID[it.ID]; ok {
 			batch[j].Priority = max(batch[j].Priority, it.Priority)
+			if batch[j].Host == "" {
+				batch[j].Host = it.Host
+			}
 			continue
 		}
 		byID[it.ID] = len(batch)
@@ -155,5 +163,6 @@ func (s *Scheduler) Schedule() Schedule {
 		ReactivateWithin: s.cfg.ReactivateWithin,
 		KeepDone:         s.cfg.KeepDone,
 		SyncSightings:    s.cfg.SyncSightings,
+		WakeJitter:       s.cfg.WakeJitter,
 	}
 }

@@ -63,6 +63,16 @@ type Store interface {
 	// RetryDue counts pending and scheduled items by next_at (see
 	// StoreDueParams), from one snapshot.
 	RetryDue(ctx context.Context, p StoreDueParams) (StoreDueResult, error)
+	// RetryWakeHost makes the parked items of p.Host due soon, in one
+	// statement over the items: every item with Host p.Host, State
+	// Scheduled, not ready, LastClass among p.Classes and NextAt after
+	// p.Now+p.Spread gets NextAt p.Now plus a uniform draw from [0,
+	// p.Spread], whole microseconds, drawn per item, and UpdatedAt p.Now;
+	// nothing else of it changes. In the same transaction it adds one
+	// event and the items it moved to the store's wake counters (with
+	// p.Now as their time) when it moved any. After the commit it wakes
+	// waiting claims as RetryWake says, if it moved any.
+	RetryWakeHost(ctx context.Context, p StoreWakeHostParams) (StoreWakeHostResult, error)
 }
 
 // StoreWriters is a Store that says how many write transactions it runs
@@ -123,8 +133,10 @@ type StoreNextDueResult struct {
 // StoreAddParams is the input of Store.RetryAdd.
 type StoreAddParams struct {
 	Now time.Time
-	// Items have NotBefore set (never zero) and no duplicate ids. A new
-	// item is pending, due at NotBefore (ready if that is not after Now).
+	// Items have NotBefore set (never zero), Host normalised and no
+	// duplicate ids. A new item is pending, due at NotBefore (ready if
+	// that is not after Now), with Host (NULL when empty). An existing
+	// item keeps its host.
 	Items []NewItem
 }
 
@@ -269,6 +281,8 @@ type StoreRecord struct {
 	History   []byte
 	Sources   []byte
 	Worker    string
+	// Host is the item's host (NormalizeHost), empty for none.
+	Host string
 	// LeaseGen is the generation of the latest lease granted on the item,
 	// and LeaseKey its token.
 	LeaseGen int64
@@ -359,6 +373,12 @@ type StoreStatsResult struct {
 	// total, and when it last deleted any (zero if never).
 	Pruned   int64
 	PrunedAt time.Time
+	// HostWakes and HostWoken are the wake counters (RetryWakeHost):
+	// wakes that moved items, and the items they moved, in total, and
+	// when the latest was (zero if never).
+	HostWakes   int64
+	HostWoken   int64
+	HostWokenAt time.Time
 }
 
 // StoreCount is one item counter.

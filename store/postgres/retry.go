@@ -26,20 +26,22 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 	prios := make([]int32, n)
 	ats := make([]time.Time, n)
 	payloads := make([][]byte, n)
+	hosts := make([]*string, n)
 	for i, it := range q.Items {
 		ids[i], prios[i], ats[i] = it.ID, int32(it.Priority), it.NotBefore
 		if len(it.Payload) > 0 {
 			payloads[i] = it.Payload
 		}
+		hosts[i] = retryText(it.Host)
 	}
 	rows, err := s.pool.Query(ctx, `INSERT INTO retry_items AS t
-			(id, priority, state, ready, next_at, created_at, updated_at, payload)
-		SELECT u.id, u.priority, 0, u.next_at <= $1, u.next_at, $1, $1, u.payload
-		FROM unnest($2::text[], $3::int[], $4::timestamptz[], $5::bytea[]) AS u(id, priority, next_at, payload)
+			(id, priority, state, ready, next_at, created_at, updated_at, payload, host)
+		SELECT u.id, u.priority, 0, u.next_at <= $1, u.next_at, $1, $1, u.payload, u.host
+		FROM unnest($2::text[], $3::int[], $4::timestamptz[], $5::bytea[], $6::text[]) AS u(id, priority, next_at, payload, host)
 		ORDER BY u.id COLLATE "C"
 		ON CONFLICT (id) DO UPDATE SET priority = excluded.priority, updated_at = excluded.updated_at
 			WHERE t.priority < excluded.priority
-		RETURNING xmax = 0`, q.Now, ids, prios, ats, payloads)
+		RETURNING xmax = 0`, q.Now, ids, prios, ats, payloads, hosts)
 	if err != nil {
 		return retry.StoreAddResult{}, fmt.Errorf("postgres: retry add: %w", err)
 	}
@@ -131,7 +133,8 @@ func scanRetryClaim(rows pgx.Rows, q retry.StoreClaimParams) (retry.StoreClaimRe
 
 const retryRecordColumns = `id, priority, state, next_at, attempts, fails, expiries,
 	coalesce(last_class, ''), history, sources, coalesce(worker, ''),
-	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at`
+	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at,
+	coalesce(host, '')`
 
 func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	r := &retry.StoreRecord{}
@@ -140,7 +143,7 @@ func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	var history, sources *string
 	if err := row.Scan(append([]any{&r.ID, &r.Priority, &state, &nextAt, &r.Attempts, &r.Failures, &expiries,
 		&r.LastClass, &history, &sources, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &op,
-		&r.Observations, &lastSeen, &r.CreatedAt, &r.UpdatedAt}, extra...)...); err != nil {
+		&r.Observations, &lastSeen, &r.CreatedAt, &r.UpdatedAt, &r.Host}, extra...)...); err != nil {
 		return nil, err
 	}
 	r.State, r.Expiries, r.SettledOp = retry.State(state), int(expiries), retry.Op(op)
@@ -209,10 +212,10 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				payload = a.Payload
 			}
 			rows, err := tx.Query(ctx, `INSERT INTO retry_items AS t
-					(id, priority, state, ready, next_at, created_at, updated_at, payload)
-				SELECT u.id, $2, 0, true, $3, $3, $3, $4 FROM unnest($1::text[]) AS u(id) ORDER BY u.id COLLATE "C"
+					(id, priority, state, ready, next_at, created_at, updated_at, payload, host)
+				SELECT u.id, $2, 0, true, $3, $3, $3, $4, $5 FROM unnest($1::text[]) AS u(id) ORDER BY u.id COLLATE "C"
 				ON CONFLICT (id) DO UPDATE SET id = excluded.id WHERE false
-				RETURNING t.id`, distinct, int32(a.Priority), q.Now, payload)
+				RETURNING t.id`, distinct, int32(a.Priority), q.Now, payload, retryText(a.Host))
 			if err != nil {
 				return err
 			}
@@ -257,7 +260,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		}
 		var (
 			ids, classes, histories, workers []*string
-			keys, srcs                       []*string
+			keys, srcs, hosts                []*string
 			prios, attempts, fails, seen     []int32
 			states, expiries, ops            []int16
 			readies                          []bool
@@ -284,6 +287,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			gens = append(gens, r.LeaseGen)
 			keys = append(keys, retryText(r.LeaseKey))
 			srcs = append(srcs, retryText(string(r.Sources)))
+			hosts = append(hosts, retryText(r.Host))
 			settled = append(settled, r.SettledGen)
 			ops = append(ops, int16(r.SettledOp))
 			seen = append(seen, int32(r.Observations))
@@ -294,15 +298,16 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				next_at = u.next_at, attempts = u.attempts, fails = u.fails, expiries = u.expiries,
 				last_class = u.last_class, history = u.history, worker = u.worker, lease_gen = u.lease_gen,
 				settled_gen = u.settled_gen, settled_op = u.settled_op, observations = u.observations,
-				last_seen = u.last_seen, updated_at = u.updated_at, lease_key = u.lease_key, sources = u.sources
+				last_seen = u.last_seen, updated_at = u.updated_at, lease_key = u.lease_key, sources = u.sources,
+				host = u.host
 			FROM unnest($1::text[], $2::int[], $3::smallint[], $4::boolean[], $5::timestamptz[], $6::int[],
 				$7::int[], $8::smallint[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
-				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[])
+				$14::smallint[], $15::int[], $16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[], $20::text[])
 				AS u(id, priority, state, ready, next_at, attempts, fails, expiries, last_class, history, worker,
-				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at, lease_key, sources)
+				lease_gen, settled_gen, settled_op, observations, last_seen, updated_at, lease_key, sources, host)
 			WHERE t.id = u.id AND t.id = ANY ($1)`
 		args := []any{ids, prios, states, readies, nexts, attempts, fails, expiries, classes, histories, workers,
-			gens, settled, ops, seen, lastSeen, updated, keys, srcs}
+			gens, settled, ops, seen, lastSeen, updated, keys, srcs, hosts}
 		// A write that inserted nothing may skip the flush wait, in the
 		// same transaction (see observeKnown).
 		if q.Lazy && len(inserted) == 0 {
@@ -590,6 +595,13 @@ func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry
 		}
 		if prunedAt != nil {
 			res.PrunedAt = prunedAt.UTC()
+		}
+		var wokenAt *time.Time
+		if err := tx.QueryRow(ctx, `SELECT events, n, last_at FROM retry_host_wakes WHERE one = 0`).Scan(&res.HostWakes, &res.HostWoken, &wokenAt); err != nil {
+			return err
+		}
+		if wokenAt != nil {
+			res.HostWokenAt = wokenAt.UTC()
 		}
 		return nil
 	})

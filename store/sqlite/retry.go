@@ -32,7 +32,7 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 		ins, raise := tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1])
 		for _, it := range q.Items {
 			at := micros(it.NotBefore)
-			r, err := ins.ExecContext(ctx, it.ID, it.Priority, retryFlag(at <= now), at, now, now, retryBlob(it.Payload))
+			r, err := ins.ExecContext(ctx, it.ID, it.Priority, retryFlag(at <= now), at, now, now, retryBlob(it.Payload), retryText(it.Host))
 			if err != nil {
 				return err
 			}
@@ -59,8 +59,8 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 
 const (
 	retryInsertSQL = `INSERT INTO retry_items
-		(id, priority, state, ready, next_at, created_at, updated_at, payload)
-		VALUES (?, ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+		(id, priority, state, ready, next_at, created_at, updated_at, payload, host)
+		VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 	retryRaiseSQL = `UPDATE retry_items SET priority = ?, updated_at = ? WHERE id = ? AND priority < ?`
 	// retryDueSQL reads the oldest items waiting for a time that has come.
 	retryDueSQL = `SELECT rid, id, state, expiries FROM retry_items
@@ -229,7 +229,8 @@ func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit,
 
 const retryRecordColumns = `rid, id, priority, state, next_at, attempts, fails, expiries,
 	coalesce(last_class, ''), history, sources, coalesce(worker, ''),
-	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at`
+	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at,
+	coalesce(host, '')`
 
 type retryRow struct {
 	rid   int64
@@ -244,7 +245,7 @@ func scanRetryRecord(sc interface{ Scan(...any) error }, row *retryRow, extra ..
 	r := &row.rec
 	if err := sc.Scan(append([]any{&row.rid, &r.ID, &r.Priority, &r.State, &nextAt, &r.Attempts, &r.Failures, &r.Expiries,
 		&r.LastClass, &history, &sources, &r.Worker, &r.LeaseGen, &r.LeaseKey, &r.SettledGen, &r.SettledOp,
-		&r.Observations, &lastSeen, &created, &updated}, extra...)...); err != nil {
+		&r.Observations, &lastSeen, &created, &updated, &r.Host}, extra...)...); err != nil {
 		return err
 	}
 	r.NextAt = fromMicros(nextAt.Int64)
@@ -265,7 +266,7 @@ const (
 	retryWriteSQL = `UPDATE retry_items SET priority = ?, state = ?, ready = ?, next_at = ?,
 		attempts = ?, fails = ?, expiries = ?, last_class = ?, history = ?, worker = ?,
 		lease_gen = ?, lease_key = ?, settled_gen = ?, settled_op = ?, observations = ?, last_seen = ?, updated_at = ?,
-		sources = ?
+		sources = ?, host = ?
 		WHERE rid = ?`
 )
 
@@ -289,7 +290,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 				if inserted[id] {
 					continue
 				}
-				r, err := ins.ExecContext(ctx, id, a.Priority, 1, now, now, now, retryBlob(a.Payload))
+				r, err := ins.ExecContext(ctx, id, a.Priority, 1, now, now, now, retryBlob(a.Payload), retryText(a.Host))
 				if err != nil {
 					return err
 				}
@@ -343,7 +344,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 			if _, err := up.ExecContext(ctx, r.Priority, r.State, retryFlag(r.Ready(q.Now)), retryTime(r.NextAt),
 				r.Attempts, r.Failures, r.Expiries, retryText(r.LastClass), retryText(string(r.History)),
 				retryText(r.Worker), r.LeaseGen, retryText(r.LeaseKey), r.SettledGen, r.SettledOp, r.Observations, retryTime(r.LastSeen),
-				micros(r.UpdatedAt), retryText(string(r.Sources)), row.rid); err != nil {
+				micros(r.UpdatedAt), retryText(string(r.Sources)), retryText(r.Host), row.rid); err != nil {
 				return err
 			}
 		}
@@ -566,6 +567,11 @@ func (s *Store) retryStats(ctx context.Context, now int64) (retry.StoreStatsResu
 		return res, err
 	}
 	res.PrunedAt = fromMicros(prunedAt.Int64)
+	var wokenAt sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT events, n, last_at FROM retry_host_wakes WHERE one = 0`).Scan(&res.HostWakes, &res.HostWoken, &wokenAt); err != nil {
+		return res, err
+	}
+	res.HostWokenAt = fromMicros(wokenAt.Int64)
 	return res, nil
 }
 

@@ -49,7 +49,7 @@ func (s *Store) RetryList(ctx context.Context, p retry.StoreListParams) (retry.S
 
 // retryListColumns are the columns of retryRecordColumns, payload left out.
 const retryListColumns = `rid, id, priority, state, next_at, attempts, fails, expiries, last_class, history,
-	sources, worker, lease_gen, lease_key, settled_gen, settled_op, observations, last_seen, created_at, updated_at`
+	sources, worker, lease_gen, lease_key, settled_gen, settled_op, observations, last_seen, created_at, updated_at, host`
 
 func retryListSQL(p retry.StoreListParams) (string, []any) {
 	var conds []string

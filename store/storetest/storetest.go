@@ -44,6 +44,8 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("retry succeed and claim", func(t *testing.T) { testRetrySucceedClaim(t, newHarness) })
 	t.Run("retry wakes", func(t *testing.T) { testRetryWakes(t, newHarness) })
 	t.Run("retry list", func(t *testing.T) { testRetryList(t, newHarness) })
+	t.Run("retry host wake", func(t *testing.T) { testRetryHost(t, newHarness) })
+	t.Run("retry host wake plan", func(t *testing.T) { testRetryHostPlan(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
 	t.Run("budget limits", func(t *testing.T) { testBudgetLimits(t, newHarness) })
