@@ -31,6 +31,7 @@ func TestNewNamesTheBadField(t *testing.T) {
 		{Config{ObserveStep: -1}, "observe_step"},
 		{Config{ObserveMaxPriority: MaxPriority + 1}, "observe_max_priority"},
 		{Config{ExpiriesPerFailure: -1}, "expiries_per_failure"},
+		{Config{WakeJitter: 25 * time.Hour}, "wake_jitter"},
 	}
 	for _, tt := range tests {
 		_, err := New(nopStore{}, tt.cfg)

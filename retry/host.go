@@ -66,7 +66,7 @@ func NormalizeHost(host string) (string, error) {
 			return "", invalid("host", "contains %q; a host name is letters, digits, '-', '_' and '.'", rune(c))
 		}
 	}
-	if strings.Contains(h, "..") || h[0] == '.' {
+	if strings.Contains(h, "..") || h[0] == '.' || h[len(h)-1] == '.' {
 		return "", invalid("host", "has an empty label")
 	}
 	return h, nil
