@@ -55,6 +55,9 @@ func (s *Server) hostTouch(w http.ResponseWriter, r *http.Request) error {
 		return failed("touching a host", err)
 	}
 	s.recordTouch(res, *req.OK)
+	if *req.OK {
+		s.wakeHost(name)
+	}
 	writeJSON(w, http.StatusOK, touchResponse{hostView: newHostView(res.Status), Counted: res.Counted})
 	return nil
 }

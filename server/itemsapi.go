@@ -19,6 +19,7 @@ type newItem struct {
 	Priority  int       `json:"priority"`
 	Payload   []byte    `json:"payload"`
 	NotBefore time.Time `json:"not_before"`
+	Host      string    `json:"host"`
 }
 
 type addRequest struct {
@@ -38,7 +39,7 @@ func (s *Server) itemsAdd(w http.ResponseWriter, r *http.Request) error {
 	}
 	items := make([]retry.NewItem, len(req.Items))
 	for i, it := range req.Items {
-		items[i] = retry.NewItem{ID: it.ID, Priority: it.Priority, Payload: it.Payload, NotBefore: it.NotBefore}
+		items[i] = retry.NewItem{ID: it.ID, Priority: it.Priority, Payload: it.Payload, NotBefore: it.NotBefore, Host: it.Host}
 	}
 	res, err := s.cfg.Retry.Add(r.Context(), items...)
 	if err != nil {
@@ -126,6 +127,7 @@ type failRequest struct {
 	Lease string `json:"lease"`
 	Class string `json:"class"`
 	Note  string `json:"note"`
+	Host  string `json:"host"`
 }
 
 type extendRequest struct {
@@ -201,7 +203,8 @@ func (s *Server) itemFail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Retry.Fail(r.Context(), ref, req.Class, req.Note); err != nil {
+	o := retry.Outcome{Lease: ref, Op: retry.OpFail, Class: req.Class, Note: req.Note, Host: req.Host}
+	if err := s.cfg.Retry.SettleOne(r.Context(), o); err != nil {
 		return failed("fail of an item", err)
 	}
 	return s.settled(w, r, ref.ID)

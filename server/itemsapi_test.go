@@ -28,6 +28,7 @@ type itemJSON struct {
 	Attempts  int       `json:"attempts"`
 	Failures  int       `json:"failures"`
 	LastClass string    `json:"last_class"`
+	Host      string    `json:"host"`
 }
 
 func (f *fixture) claim(t *testing.T, n int, lease float64) []leaseJSON {

@@ -49,6 +49,7 @@ type itemsSettleOutcome struct {
 	Op    string `json:"op"`
 	Class string `json:"class"`
 	Note  string `json:"note"`
+	Host  string `json:"host"`
 }
 
 type itemsSettleRequest struct {
@@ -126,10 +127,10 @@ func settleOutcomes(in []itemsSettleOutcome) ([]retry.Outcome, error) {
 			// scheduler cannot store refuses only its own outcome.
 			return nil, badRequest(field("class"), "%s is missing: why the attempt failed", field("class"))
 		}
-		if op != retry.OpFail && (o.Class != "" || o.Note != "") {
-			return nil, badRequest(field("class"), "class and note go with op fail only")
+		if op != retry.OpFail && (o.Class != "" || o.Note != "" || o.Host != "") {
+			return nil, badRequest(field("class"), "class, note and host go with op fail only")
 		}
-		outs[i] = retry.Outcome{Lease: retry.LeaseRef{ID: o.ID, Token: o.Lease}, Op: op, Class: o.Class, Note: o.Note}
+		outs[i] = retry.Outcome{Lease: retry.LeaseRef{ID: o.ID, Token: o.Lease}, Op: op, Class: o.Class, Note: o.Note, Host: o.Host}
 	}
 	return outs, nil
 }

@@ -27,6 +27,7 @@ type metrics struct {
 	fetches     *prometheus.HistogramVec
 	proxied     *prometheus.HistogramVec
 	transitions *prometheus.CounterVec
+	hostWakes   *prometheus.CounterVec
 	fastFails   *prometheus.CounterVec
 	probes      *prometheus.CounterVec
 	tickets     prometheus.GaugeFunc
@@ -72,6 +73,13 @@ func newMetrics(s *Server) *metrics {
 	}, []string{"result"})
 	for _, r := range []string{probeAnswered, probeFailed, probeInconclusive} {
 		m.probes.WithLabelValues(r)
+	}
+	m.hostWakes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "hostguard", Subsystem: "retry", Name: "host_wake_calls_total",
+		Help: "Wakes of a host's parked retry items this node ran after the host answered again, by result: woke (it moved items), none, failed, or dropped (too many hosts queued).",
+	}, []string{"result"})
+	for _, r := range []string{"woke", "none", "failed", "dropped"} {
+		m.hostWakes.WithLabelValues(r)
 	}
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "guard", Name: "transitions_total",
@@ -129,7 +137,7 @@ func newMetrics(s *Server) *metrics {
 	})
 	m.reg.MustRegister(m.admissions, m.settlements, m.pruned, m.verdicts, m.leading, m.term)
 	m.reg.MustRegister(build, m.fetches, m.proxied)
-	m.reg.MustRegister(m.requests, m.transitions, m.fastFails, m.probes, m.tickets, m.expired, m.upstream,
+	m.reg.MustRegister(m.requests, m.transitions, m.hostWakes, m.fastFails, m.probes, m.tickets, m.expired, m.upstream,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{s: s},
@@ -328,6 +336,10 @@ var (
 		"Done retry items retention deleted, by every node sharing the store, ever.", nil, nil)
 	descPrunedAt = prometheus.NewDesc("hostguard_retry_last_prune_timestamp_seconds",
 		"When retention last deleted done retry items, on any node (Unix time; 0: never).", nil, nil)
+	descHostWakes = prometheus.NewDesc("hostguard_retry_host_wakes_total",
+		"Wakes that made a host's parked retry items due because it answered again, by every node sharing the store, ever.", nil, nil)
+	descHostWoken = prometheus.NewDesc("hostguard_retry_host_woken_items_total",
+		"Retry items those wakes made due, by every node sharing the store, ever.", nil, nil)
 	descFeedForgotten = prometheus.NewDesc("hostguard_feed_forgotten_ids_total",
 		"Remembered item ids this node's syncs of a feed dropped, by the per-feed cap or by age, since the daemon started.", []string{"feed"}, nil)
 	descFeedItems = prometheus.NewDesc("hostguard_feed_items_seen_total",
@@ -351,7 +363,7 @@ const scrapeTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors,
-		descPruned, descPrunedAt, descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures,
+		descPruned, descPrunedAt, descHostWakes, descHostWoken, descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures,
 		descFeedForgotten, descEvidence} {
 		ch <- d
 	}
@@ -417,6 +429,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.OldestDueLag.Seconds())
 			ch <- prometheus.MustNewConstMetric(descPruned, prometheus.CounterValue, float64(st.Pruned))
 			ch <- prometheus.MustNewConstMetric(descPrunedAt, prometheus.GaugeValue, unixSeconds(st.PrunedAt))
+			ch <- prometheus.MustNewConstMetric(descHostWakes, prometheus.CounterValue, float64(st.HostWakes))
+			ch <- prometheus.MustNewConstMetric(descHostWoken, prometheus.CounterValue, float64(st.HostWoken))
 		}
 		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, failed, "items")
 	}

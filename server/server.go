@@ -84,6 +84,10 @@ type Server struct {
 	draining     context.Context
 	stopDraining context.CancelFunc
 
+	// wakes runs the wakes of hosts that answered again; nil without a
+	// retry queue.
+	wakes *hostWaker
+
 	stop      chan struct{}
 	sweepDone chan struct{}
 	closeOnce sync.Once
@@ -117,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 	gcfg.OnTransition = func(endpoint string, from, to guard.State) {
 		s.metrics.transitions.WithLabelValues(from.String(), to.String()).Inc()
 		s.log.Info("guard: endpoint changed state", "endpoint", endpoint, "from", from.String(), "to", to.String())
+		s.wakeOnAnswer(endpoint, from, to)
 		if userHook != nil {
 			userHook(endpoint, from, to)
 		}
@@ -179,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.api = s.browserGuard(s.routes())
 	s.proxy = s.metrics.timeProxy(s.apiHandler(s.serveProxy))
+	s.startHostWaker()
 	go s.sweep()
 	return s, nil
 }
@@ -207,6 +213,9 @@ func (s *Server) Close() error {
 			s.link.Close()
 		}
 		s.cancelBase()
+		if s.wakes != nil {
+			<-s.wakes.done
+		}
 		s.upstream.closeIdle(true)
 		if b := s.feedBase.Load(); b != nil {
 			b.CloseIdleConnections()

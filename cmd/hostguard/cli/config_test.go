@@ -385,3 +385,37 @@ func TestGuardMaxEndpointsReachesTheGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryWakeJitterReachesTheScheduler: the wake's spread is a flag, a
+// variable and a file setting, negative meaning none.
+func TestRetryWakeJitterReachesTheScheduler(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hg.json")
+	if err := os.WriteFile(file, []byte(`{"retry": {"wake_jitter": "20s"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		want time.Duration
+	}{
+		{nil, "", retry.DefaultWakeJitter},
+		{[]string{"--config", file}, "", 20 * time.Second},
+		{[]string{"--config", file}, "5s", 5 * time.Second},
+		{[]string{"--config", file, "--retry-wake-jitter", "-1s"}, "5s", -time.Second},
+	} {
+		if c.env != "" {
+			t.Setenv("HOSTGUARD_RETRY_WAKE_JITTER", c.env)
+		}
+		s, code, stop := parseServe(c.args, &strings.Builder{})
+		if stop {
+			t.Fatalf("%v: exit %d", c.args, code)
+		}
+		if got := s.retry.WakeJitter; got != c.want {
+			t.Errorf("%v with variable %q: WakeJitter %v, want %v", c.args, c.env, got, c.want)
+		}
+	}
+	var out strings.Builder
+	if _, code, stop := parseServe([]string{"--retry-wake-jitter", "48h"}, &out); !stop || code != 2 || !strings.Contains(out.String(), "--retry-wake-jitter") {
+		t.Errorf("a jitter of two days: exit %d, %q; want exit 2 naming the flag", code, out.String())
+	}
+}

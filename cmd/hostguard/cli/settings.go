@@ -137,6 +137,8 @@ var options = []option{
 		usage: "recovery probes running at once; negative: no probes, the first request after an open period is the trial"},
 	{name: "guard.share", field: func(s *settings) any { return &s.server.GuardShare }, def: server.DefaultGuardShare,
 		usage: "share guard verdicts with the other nodes on the store: auto (on PostgreSQL, not SQLite), on or off"},
+	{name: "retry.wake_jitter", field: func(s *settings) any { return &s.retry.WakeJitter }, def: retry.DefaultWakeJitter,
+		usage: "spread of the items a host's recovery makes due (a successful touch, or its guard endpoint closing on an answer); negative: all due at once"},
 	{name: "header_timeout", field: func(s *settings) any { return &s.server.HeaderTimeout }, def: transport.DefaultHeaderTimeout,
 		usage: "wait for an upstream's response headers (and a tunnel target's first byte) before it counts as not answering"},
 	{name: "give_up_after", field: func(s *settings) any { return &s.server.GiveUpAfter }, def: server.DefaultGiveUpAfter,

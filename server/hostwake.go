@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/retry"
+)
+
+// A host that answers again wakes the retry items parked behind it
+// (retry.Scheduler.WakeHost). The daemon learns of it in two places: a
+// successful touch of the host tracker (POST /v1/hosts/{name}/touch) and a
+// guard endpoint closing on an answer (its trial or probe got one). Neither
+// path waits for the wake: the touch answers and the proxy forwards as
+// before, and a queue runs the wakes one at a time on a goroutine of its
+// own, a host that is queued already not queued twice.
+//
+// The wake is one statement on the shared database, so it runs on the node
+// that saw the answer; claims waiting on every node hear of it through the
+// retry store's notifications, as of any write. A host another node saw
+// answer at the same time (each node's guard closing its own endpoint) is
+// woken twice, harmlessly: the second wake finds the items due already.
+
+// maxQueuedWakes bounds the hosts waiting for their wake. Beyond it a
+// host's wake is dropped (and logged): its items keep their ladder's wait,
+// which is what they did before wakes existed.
+const maxQueuedWakes = 4096
+
+// wakeTimeout bounds one wake's statement.
+const wakeTimeout = 30 * time.Second
+
+type hostWaker struct {
+	retry *retry.Scheduler
+	s     *Server
+
+	mu     sync.Mutex
+	queued map[string]bool
+	order  []string
+	kick   chan struct{} // buffer 1: work queued
+	done   chan struct{}
+}
+
+// startHostWaker starts the wake queue when the server has a retry queue.
+func (s *Server) startHostWaker() {
+	if s.cfg.Retry == nil {
+		return
+	}
+	s.wakes = &hostWaker{retry: s.cfg.Retry, s: s, queued: map[string]bool{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.wakes.run()
+}
+
+// wakeHost queues the wake of host's parked items. name is a host name,
+// with or without a port; one that is no host name (the tracker takes any
+// name) wakes nothing.
+func (s *Server) wakeHost(name string) {
+	w := s.wakes
+	if w == nil {
+		return
+	}
+	if h, _, err := net.SplitHostPort(name); err == nil {
+		name = h
+	}
+	host, err := retry.NormalizeHost(name)
+	if err != nil || host == "" {
+		return
+	}
+	w.mu.Lock()
+	switch {
+	case w.queued[host]:
+	case len(w.order) >= maxQueuedWakes:
+		w.mu.Unlock()
+		s.metrics.hostWakes.WithLabelValues("dropped").Inc()
+		s.log.Warn("server: too many hosts waiting for their wake; dropped one", "host", host)
+		return
+	default:
+		w.queued[host] = true
+		w.order = append(w.order, host)
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// wakeOnAnswer is the guard's transition hook's part: an endpoint that
+// was half-open (its trial or probe out) and closes got an answer.
+func (s *Server) wakeOnAnswer(endpoint string, from, to guard.State) {
+	if from != guard.HalfOpen || to != guard.Closed {
+		return
+	}
+	if u, err := url.Parse(endpoint); err == nil {
+		s.wakeHost(u.Hostname())
+	}
+}
+
+func (w *hostWaker) run() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.s.stop:
+			return
+		case <-w.kick:
+		}
+		for {
+			w.mu.Lock()
+			if len(w.order) == 0 {
+				w.mu.Unlock()
+				break
+			}
+			host := w.order[0]
+			w.order = w.order[1:]
+			delete(w.queued, host)
+			w.mu.Unlock()
+			w.wake(host)
+			select {
+			case <-w.s.stop:
+				return
+			default:
+			}
+		}
+	}
+}
+
+func (w *hostWaker) wake(host string) {
+	ctx, cancel := context.WithTimeout(w.s.baseCtx, wakeTimeout)
+	defer cancel()
+	res, err := w.retry.WakeHost(ctx, host)
+	switch {
+	case err != nil:
+		w.s.metrics.hostWakes.WithLabelValues("failed").Inc()
+		w.s.log.Warn("server: waking a host's parked items failed", "host", host, "err", err)
+	case res.Woken > 0:
+		w.s.metrics.hostWakes.WithLabelValues("woke").Inc()
+		w.s.log.Info("server: a host answered again; its parked items are due", "host", host, "items", res.Woken)
+	default:
+		w.s.metrics.hostWakes.WithLabelValues("none").Inc()
+	}
+}
