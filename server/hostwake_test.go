@@ -199,3 +199,27 @@ func TestItemHostIsChecked(t *testing.T) {
 	expectError(t, f.do("POST", "/v1/items/settle", map[string]any{"outcomes": []any{
 		map[string]any{"id": "a", "lease": ls[0].Lease, "op": "succeed", "host": "example.com"}}}), http.StatusBadRequest, "outcomes[0].class")
 }
+
+// TestWaitingClaimsMetric: a claim waiting for work shows in
+// hostguard_retry_waiting_claims until work comes.
+func TestWaitingClaimsMetric(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	if got := f.metricValue(t, "hostguard_retry_waiting_claims"); got != 0 {
+		t.Fatalf("hostguard_retry_waiting_claims %v before any claim, want 0", got)
+	}
+	done := make(chan answer, 1)
+	go func() {
+		done <- f.do("POST", "/v1/items/claim", map[string]any{"n": 1, "lease_seconds": 60, "wait_seconds": 30})
+	}()
+	waitfor.True(t, 10*time.Second, "the metric counts the waiting claim", func() bool {
+		return f.metricValue(t, "hostguard_retry_waiting_claims") == 1
+	})
+	f.do("POST", "/v1/items", map[string]any{"items": []any{map[string]any{"id": "work"}}})
+	if a := <-done; a.status != http.StatusOK || !strings.Contains(string(a.body), `"work"`) {
+		t.Fatalf("the waiting claim: %d %s", a.status, a.body)
+	}
+	if got := f.metricValue(t, "hostguard_retry_waiting_claims"); got != 0 {
+		t.Fatalf("hostguard_retry_waiting_claims %v after the claim ended, want 0", got)
+	}
+}

@@ -336,6 +336,8 @@ var (
 		"Done retry items retention deleted, by every node sharing the store, ever.", nil, nil)
 	descPrunedAt = prometheus.NewDesc("hostguard_retry_last_prune_timestamp_seconds",
 		"When retention last deleted done retry items, on any node (Unix time; 0: never).", nil, nil)
+	descWaitingClaims = prometheus.NewDesc("hostguard_retry_waiting_claims",
+		"Claims on this node waiting for work (idle workers), at scrape.", nil, nil)
 	descHostWakes = prometheus.NewDesc("hostguard_retry_host_wakes_total",
 		"Wakes that made a host's parked retry items due because it answered again, by every node sharing the store, ever.", nil, nil)
 	descHostWoken = prometheus.NewDesc("hostguard_retry_host_woken_items_total",
@@ -363,7 +365,7 @@ const scrapeTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors,
-		descPruned, descPrunedAt, descHostWakes, descHostWoken, descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures,
+		descPruned, descPrunedAt, descHostWakes, descHostWoken, descWaitingClaims, descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures,
 		descFeedForgotten, descEvidence} {
 		ch <- d
 	}
@@ -432,6 +434,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descHostWakes, prometheus.CounterValue, float64(st.HostWakes))
 			ch <- prometheus.MustNewConstMetric(descHostWoken, prometheus.CounterValue, float64(st.HostWoken))
 		}
+		ch <- prometheus.MustNewConstMetric(descWaitingClaims, prometheus.GaugeValue, float64(r.Waiting()))
 		ch <- prometheus.MustNewConstMetric(descScrapeErrors, prometheus.GaugeValue, failed, "items")
 	}
 }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/internal/waitfor"
+	"github.com/hostguard/hostguard/store/storetest"
+)
+
+// TestParkedItemWakesWithItsHost runs the real binary: an item naming its
+// host fails with a host-level class and is parked for half an hour; a
+// blocking claim waits; the host is touched successfully; the claim
+// receives the item within the wake jitter. On PostgreSQL the touch goes
+// to one node and the claim waits on another.
+func TestParkedItemWakesWithItsHost(t *testing.T) {
+	bin := buildBinary(t)
+	const jitter = 300 * time.Millisecond
+	for _, engine := range []string{"sqlite", "postgresql"} {
+		t.Run(engine, func(t *testing.T) {
+			var toucher, claimer *daemonProc
+			args := []string{"--retry-wake-jitter", jitter.String()}
+			if engine == "sqlite" {
+				toucher = start(t, bin, filepath.Join(t.TempDir(), "wake.db"), args...)
+				claimer = toucher
+			} else {
+				dsn := storetest.PostgresDSN(t)
+				toucher = start(t, bin, dsn, args...)
+				claimer = start(t, bin, dsn, args...)
+			}
+			toucher.call(t, "POST", "/v1/items", map[string]any{"items": []any{
+				map[string]any{"id": "parked", "host": "Tracker.Example"},
+				map[string]any{"id": "item-level", "host": "tracker.example"},
+			}}, 200, nil)
+			var claimed struct{ Leases []leaseOut }
+			toucher.call(t, "POST", "/v1/items/claim", map[string]any{"n": 2, "lease_seconds": 60}, 200, &claimed)
+			if len(claimed.Leases) != 2 {
+				t.Fatalf("claimed %+v", claimed)
+			}
+			for _, l := range claimed.Leases {
+				class := "timeout"
+				if l.ID == "item-level" {
+					class = "no_peers"
+				}
+				var it struct {
+					NextAt time.Time `json:"next_at"`
+					Host   string    `json:"host"`
+				}
+				toucher.call(t, "POST", "/v1/items/"+l.ID+"/fail", map[string]any{"lease": l.Lease, "class": class}, 200, &it)
+				if it.Host != "tracker.example" || time.Until(it.NextAt) < 20*time.Minute {
+					t.Fatalf("%s after its failure: %+v; want parked for half an hour behind tracker.example", l.ID, it)
+				}
+			}
+
+			type result struct {
+				leases []leaseOut
+				at     time.Time
+			}
+			got := make(chan result, 1)
+			go func() {
+				var out struct{ Leases []leaseOut }
+				claimer.call(t, "POST", "/v1/items/claim", map[string]any{"n": 10, "lease_seconds": 60, "wait_seconds": 30}, 200, &out)
+				got <- result{out.Leases, time.Now()}
+			}()
+			// The claim is waiting once the daemon counts it among its
+			// idle workers; touching before would prove less.
+			waitIdle(t, claimer)
+			touched := time.Now()
+			toucher.call(t, "POST", "/v1/hosts/tracker.example/touch", map[string]any{"ok": true}, 200, nil)
+			r := <-got
+			if len(r.leases) != 1 || r.leases[0].ID != "parked" {
+				t.Fatalf("the waiting claim received %+v; want the parked item only", r.leases)
+			}
+			// Within the jitter, plus what a shared machine adds to a
+			// wake-up and a claim.
+			if d := r.at.Sub(touched); d > jitter+5*time.Second {
+				t.Fatalf("the claim received the item %v after the touch; want within the %v jitter", d, jitter)
+			}
+			t.Logf("%s: the waiting claim received the parked item %v after the touch", engine, r.at.Sub(touched))
+		})
+	}
+}
+
+// waitIdle waits until d reports a claim waiting for work.
+func waitIdle(t *testing.T, d *daemonProc) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^hostguard_retry_waiting_claims ([1-9])`)
+	waitfor.True(t, 10*time.Second, "the claim waits", func() bool {
+		resp, err := http.Get(d.api + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return re.Match(b)
+	})
+}
