@@ -14,16 +14,18 @@ import (
 // A host that answers again wakes the retry items parked behind it
 // (retry.Scheduler.WakeHost). The daemon learns of it in two places: a
 // successful touch of the host tracker (POST /v1/hosts/{name}/touch) and a
-// guard endpoint closing on an answer (its trial or probe got one). Neither
+// guard endpoint closing because the host answered (guard.ChangeAnswered,
+// seen through the guard's Sharer: see watchAnswers). Neither
 // path waits for the wake: the touch answers and the proxy forwards as
 // before, and a queue runs the wakes one at a time on a goroutine of its
 // own, a host that is queued already not queued twice.
 //
 // The wake is one statement on the shared database, so it runs on the node
 // that saw the answer; claims waiting on every node hear of it through the
-// retry store's notifications, as of any write. A host another node saw
-// answer at the same time (each node's guard closing its own endpoint) is
-// woken twice, harmlessly: the second wake finds the items due already.
+// retry store's notifications, as of any write. A host several nodes saw
+// answer (each node's guard closing its own endpoint, several workers
+// touching it) is woken once by each, harmlessly: a wake leaves items due
+// within the jitter alone, so the later ones find nothing.
 
 // maxQueuedWakes bounds the hosts waiting for their wake. Beyond it a
 // host's wake is dropped (and logged): its items keep their ladder's wait,
@@ -87,15 +89,46 @@ func (s *Server) wakeHost(name string) {
 	}
 }
 
-// wakeOnAnswer is the guard's transition hook's part: an endpoint that
-// was half-open (its trial or probe out) and closes got an answer.
-func (s *Server) wakeOnAnswer(endpoint string, from, to guard.State) {
-	if from != guard.HalfOpen || to != guard.Closed {
-		return
+// watchAnswers returns next (nil for none) with the guard's answers
+// observed: an endpoint of this guard's own that closes because the host
+// answered (guard.ChangeAnswered: a trial's answer, a probe's, or a late
+// answer to a request admitted before the opening) wakes its host's
+// items. A reset publishes ChangeReset and wakes nothing; an answer
+// another node published comes in through guard.Apply, not Publish, so the
+// cluster wakes once per answer. A Claimer stays one.
+func (s *Server) watchAnswers(next guard.Sharer) guard.Sharer {
+	w := answerWatch{next: next, s: s}
+	if c, ok := next.(guard.Claimer); ok {
+		return answerWatchClaimer{answerWatch: w, claimer: c}
 	}
-	if u, err := url.Parse(endpoint); err == nil {
-		s.wakeHost(u.Hostname())
+	return w
+}
+
+type answerWatch struct {
+	next guard.Sharer
+	s    *Server
+}
+
+// Publish implements guard.Sharer. It queues the wake; it never waits.
+func (a answerWatch) Publish(t guard.Transition) {
+	if t.Change == guard.ChangeAnswered {
+		if u, err := url.Parse(t.Endpoint); err == nil {
+			a.s.wakeHost(u.Hostname())
+		}
 	}
+	if a.next != nil {
+		a.next.Publish(t)
+	}
+}
+
+type answerWatchClaimer struct {
+	answerWatch
+	claimer guard.Claimer
+}
+
+// Claim implements guard.Claimer: the wrapped Sharer's lease.
+func (a answerWatchClaimer) Claim(ctx context.Context, p guard.ClaimParams) (guard.Lease, error) {
+	return a.claimer.Claim(ctx, p)
 }
 
 func (w *hostWaker) run() {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
@@ -221,5 +223,57 @@ func TestWaitingClaimsMetric(t *testing.T) {
 	}
 	if got := f.metricValue(t, "hostguard_retry_waiting_claims"); got != 0 {
 		t.Fatalf("hostguard_retry_waiting_claims %v after the claim ended, want 0", got)
+	}
+}
+
+// fakeSharer records what the guard publishes and holds every lease.
+type fakeSharer struct {
+	published chan guard.Transition
+	claims    int
+}
+
+func (f *fakeSharer) Publish(t guard.Transition) { f.published <- t }
+
+func (f *fakeSharer) Claim(context.Context, guard.ClaimParams) (guard.Lease, error) {
+	f.claims++
+	return guard.Lease{Held: true}, nil
+}
+
+// TestWatchAnswersKeepsTheSharer: the daemon's watch on the guard's
+// answers passes every transition on to a configured Sharer, keeps it a
+// Claimer, and wakes a host on an answer only.
+func TestWatchAnswersKeepsTheSharer(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.parkItem(t, "parked", "x.example", "refused", "")
+	parkedUntil := f.item(t, "parked").NextAt
+	next := &fakeSharer{published: make(chan guard.Transition, 4)}
+	w := f.s.watchAnswers(next)
+	c, ok := w.(guard.Claimer)
+	if !ok {
+		t.Fatal("the watch hides the Sharer's Claimer")
+	}
+	if l, err := c.Claim(context.Background(), guard.ClaimParams{Endpoint: "https://x.example"}); err != nil || !l.Held || next.claims != 1 {
+		t.Fatalf("Claim = %+v, %v after %d claims; want the wrapped lease", l, err, next.claims)
+	}
+	if _, ok := f.s.watchAnswers(nil).(guard.Claimer); ok {
+		t.Fatal("a watch over no Sharer claims leases")
+	}
+	w.Publish(guard.Transition{Endpoint: "https://x.example:8443", Change: guard.ChangeReset})
+	w.Publish(guard.Transition{Endpoint: "https://x.example:8443", Change: guard.ChangeOpened})
+	for _, want := range []guard.Change{guard.ChangeReset, guard.ChangeOpened} {
+		if got := <-next.published; got.Change != want {
+			t.Fatalf("passed on %v, want %v", got.Change, want)
+		}
+	}
+	w.Publish(guard.Transition{Endpoint: "https://x.example:8443", Change: guard.ChangeAnswered})
+	if got := <-next.published; got.Change != guard.ChangeAnswered {
+		t.Fatalf("passed on %v, want answered", got.Change)
+	}
+	waitfor.True(t, 10*time.Second, "the answer woke x.example's item", func() bool {
+		return !f.item(t, "parked").NextAt.Equal(parkedUntil)
+	})
+	if got := f.metricValue(t, `hostguard_retry_host_wake_calls_total{result="woke"}`); got != 1 {
+		t.Fatalf("wakes that moved items: %v; want 1 (the answer, not the reset or the opening)", got)
 	}
 }

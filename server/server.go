@@ -121,11 +121,11 @@ func New(cfg Config) (*Server, error) {
 	gcfg.OnTransition = func(endpoint string, from, to guard.State) {
 		s.metrics.transitions.WithLabelValues(from.String(), to.String()).Inc()
 		s.log.Info("guard: endpoint changed state", "endpoint", endpoint, "from", from.String(), "to", to.String())
-		s.wakeOnAnswer(endpoint, from, to)
 		if userHook != nil {
 			userHook(endpoint, from, to)
 		}
 	}
+	gcfg.Share = s.watchAnswers(gcfg.Share)
 	if gcfg.Probe == nil {
 		// The base is built below; the probe reads it when it runs.
 		gcfg.Probe = s.probe
