@@ -497,7 +497,7 @@ class ItemsAPI:
         self._wait_unsupported = False
 
     def add(self, items: Iterable[Union[str, NewItem]]) -> AddResult:
-        """Adds items (ids, or dicts with id, priority, payload, not_before)."""
+        """Adds items (ids, or dicts with id, priority, payload, not_before, host)."""
         out = []
         for it in items:
             if isinstance(it, str):
@@ -557,9 +557,13 @@ class ItemsAPI:
         return cast(Item, self._op(item, lease, "succeed"))
 
     def fail(self, item: LeaseLike, lease: Optional[str] = None, *, cls: str, note: Optional[str] = None,
-             source: Optional[str] = None) -> Item:
-        """The attempt failed for reason ``cls`` (picks the delay ladder)."""
-        return cast(Item, self._op(item, lease, "fail", {"class": cls, "note": note, "source": source}))
+             source: Optional[str] = None, host: Optional[str] = None) -> Item:
+        """The attempt failed for reason ``cls`` (picks the delay ladder).
+
+        ``host`` names the host the item depends on: when it answers again,
+        an item that failed with a host-level class becomes due at once.
+        """
+        return cast(Item, self._op(item, lease, "fail", {"class": cls, "note": note, "source": source, "host": host}))
 
     def extend(self, item: LeaseLike, lease: Optional[str] = None, *, lease_seconds: float) -> Extension:
         """Holds the lease ``lease_seconds`` from now."""

@@ -106,6 +106,7 @@ class NewItem(_NewItemBase, total=False):
     priority: int
     payload: Any
     not_before: str
+    host: str
 
 
 class AddResult(TypedDict):
@@ -138,6 +139,7 @@ class Item(TypedDict, total=False):
     failures: int
     expiries: int
     last_class: str
+    host: str
     history: List[Dict[str, Any]]
     observations: int
     last_seen: str
@@ -174,7 +176,7 @@ class _SettleOutcomeBase(TypedDict):
 
 
 class SettleOutcome(_SettleOutcomeBase, total=False):
-    """One lease's result for items.settle; ``class`` and ``note`` go with ``fail``."""
+    """One lease's result for items.settle; ``class``, ``note`` and ``host`` go with ``fail``."""
 
 
 class SettleResult(TypedDict, total=False):
@@ -191,6 +193,7 @@ class Schedule(TypedDict, total=False):
     reactivate_within: str
     keep_done: str
     sync_sightings: bool
+    wake_jitter: str
 
 
 class QueueStats(TypedDict, total=False):
@@ -198,6 +201,9 @@ class QueueStats(TypedDict, total=False):
     by_state: Dict[str, int]
     by_class: Dict[str, int]
     due_now: int
+    host_wakes: int
+    host_woken: int
+    host_woken_at: str
     oldest_due_lag_seconds: float
     schedule: Schedule
 

@@ -444,7 +444,7 @@ export class ItemsAPI {
   private waitUnsupported = false;
   constructor(private readonly c: Client) {}
 
-  /** Adds items: ids, or objects with id, priority, payload, not_before. */
+  /** Adds items: ids, or objects with id, priority, payload, not_before, host. */
   add(items: Array<string | NewItem>): Promise<AddResult> {
     const out = items.map((it) =>
       typeof it === "string" ? { id: it } : compact({ ...it, payload: it.payload === undefined ? undefined : b64(it.payload) }),
@@ -497,8 +497,8 @@ export class ItemsAPI {
   }
 
   /** The attempt failed for reason cls (it picks the delay ladder). */
-  fail(item: LeaseRef, cls: string, opts: { lease?: string; note?: string; source?: string } = {}): Promise<Item> {
-    return this.op(item, opts.lease, "fail", { class: cls, note: opts.note, source: opts.source });
+  fail(item: LeaseRef, cls: string, opts: { lease?: string; note?: string; source?: string; host?: string } = {}): Promise<Item> {
+    return this.op(item, opts.lease, "fail", { class: cls, note: opts.note, source: opts.source, host: opts.host });
   }
 
   /** Holds the lease leaseSeconds from now. */

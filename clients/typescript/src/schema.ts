@@ -97,7 +97,11 @@ export interface NewItem {
   priority?: Priority;
   payload?: Payload;
   not_before?: string;
+  host?: ItemHost;
 }
+
+/** The host the work depends on: a host name or an IP address, never a URL, a port or userinfo. Stored lower-case; when the host answers again (a successful touch, or its guard endpoint closing on an answer), items parked after a host-level failure become due within the wake jitter. */
+export type ItemHost = string;
 
 export interface Lease {
   id: string;
@@ -125,6 +129,7 @@ export interface Item {
   failures: number;
   expiries: number;
   last_class?: string;
+  host?: string;
   history?: Array<{
     at: string;
     class: string;
@@ -152,6 +157,12 @@ export interface QueueStats {
   by_class?: Record<string, number>;
   due_now: number;
   oldest_due_lag_seconds: number;
+  /** Wakes of a host's parked items that moved any, by every node sharing the store, ever. */
+  host_wakes?: number;
+  /** Items those wakes made due. */
+  host_woken?: number;
+  /** The latest such wake; absent if none. */
+  host_woken_at?: string;
   due?: DueHistogram;
   /** The schedule this node applies (the `retry` section of its configuration file). */
   schedule?: {
@@ -163,6 +174,8 @@ export interface QueueStats {
     keep_done?: string;
     /** Whether sightings of known items wait for the disk on PostgreSQL. */
     sync_sightings?: boolean;
+    /** A Go duration: the spread of a host's wake (0s: off). */
+    wake_jitter?: string;
   };
 }
 
@@ -472,6 +485,7 @@ export interface ItemsSettleRequest {
     /** Only with `fail`, where it is required. */
     class?: string;
     note?: string;
+    host?: ItemHost;
   }>;
 }
 
@@ -517,6 +531,7 @@ export interface ItemFailRequest {
   lease: string;
   class: string;
   note?: string;
+  host?: ItemHost;
 }
 
 /** Answer of POST /v1/items/{id}/fail. */

@@ -188,7 +188,8 @@ describe("items", () => {
     assert.equal(Object.keys(mine).length, 4);
     assert.deepEqual([...decodePayload(mine[p + "a"])], [0, 100]);
     assert.equal((await hg.items.succeed(mine[p + "a"])).state, "done");
-    const failed = await hg.items.fail(mine[p + "b"], "not_found", { note: "404" });
+    const failed = await hg.items.fail(mine[p + "b"], "not_found", { note: "404", host: "Files.Example" });
+    assert.equal(failed.host, "files.example");
     assert.equal(failed.state, "scheduled");
     assert.equal(failed.last_class, "not_found");
     assert.equal((await hg.items.extend(p + "c", 300, mine[p + "c"].lease)).id, p + "c");
