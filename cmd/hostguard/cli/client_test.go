@@ -113,8 +113,8 @@ func TestCLIAgainstADaemon(t *testing.T) {
 		t.Fatalf("items claim --json: %q (%v)", out, err)
 	}
 	l := claim.Leases[0]
-	out = mustRun(t, append([]string{"items", "fail", l.ID, "--lease", l.Lease, "--class", "timeout"}, a...)...)
-	if !strings.Contains(out, "scheduled") || !strings.Contains(out, "timeout") {
+	out = mustRun(t, append([]string{"items", "fail", l.ID, "--lease", l.Lease, "--class", "timeout", "--host", "Files.Example"}, a...)...)
+	if !strings.Contains(out, "scheduled") || !strings.Contains(out, "timeout") || !strings.Contains(out, "files.example") {
 		t.Fatalf("items fail: %q", out)
 	}
 	// The spent lease is refused, with the exit code for a refusal.

@@ -32,18 +32,19 @@ type itemJSON struct {
 	Attempts   int       `json:"attempts"`
 	Failures   int       `json:"failures"`
 	LastClass  string    `json:"last_class"`
+	Host       string    `json:"host"`
 }
 
 const itemsUsage = `usage: hostguard items <subcommand> [flags] [args]
 
 subcommands:
-  add ID...                   add work items (--priority N, --payload TEXT or --payload-file F)
+  add ID...                   add work items (--priority N, --payload TEXT or --payload-file F, --host H)
   claim                       lease due items (--n 10, --lease 30s, --worker NAME)
   stats                       counts by state and failure class
   list                        items a page at a time (--state S, --class C, --due-before T, --limit N, --after CURSOR)
   get ID                      show one item
   succeed ID --lease TOKEN    the work is done
-  fail ID --lease TOKEN --class CLASS [--note TEXT]
+  fail ID --lease TOKEN --class CLASS [--note TEXT] [--host H]
                               the attempt failed; the item waits on CLASS's ladder
   release ID --lease TOKEN    give the item back without counting an attempt
   extend ID --lease TOKEN --for 30s
@@ -87,6 +88,7 @@ func itemsAdd(args []string, stdout, stderr io.Writer) int {
 	prio := fs.Int("priority", 0, "priority of the new items; higher is claimed first")
 	payload := fs.String("payload", "", "payload `text` handed back with every lease")
 	payloadFile := fs.String("payload-file", "", "read the payload from this `file` (- for standard input)")
+	host := fs.String("host", "", "the `host` the items depend on: when it answers again, items parked after a host-level failure become due")
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
@@ -118,10 +120,11 @@ func itemsAdd(args []string, stdout, stderr io.Writer) int {
 		ID       string `json:"id"`
 		Priority int    `json:"priority,omitempty"`
 		Payload  string `json:"payload,omitempty"`
+		Host     string `json:"host,omitempty"`
 	}
 	items := make([]item, len(pos))
 	for i, id := range pos {
-		items[i] = item{ID: id, Priority: *prio}
+		items[i] = item{ID: id, Priority: *prio, Host: *host}
 		if len(data) > 0 {
 			items[i].Payload = base64.StdEncoding.EncodeToString(data)
 		}
@@ -207,7 +210,7 @@ func printItem(w io.Writer, it itemJSON) {
 	table(w, "", itemColumns, [][]string{itemRow(it)})
 }
 
-var itemColumns = []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "NEXT"}
+var itemColumns = []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "LAST FAILURE", "HOST", "NEXT"}
 
 // itemRow is an item as the item tables show it: a leased item's next
 // moment is its lease's end.
@@ -216,7 +219,7 @@ func itemRow(it itemJSON) []string {
 	if it.State == "leased" {
 		next = "lease until " + when(it.LeaseUntil)
 	}
-	return []string{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), next}
+	return []string{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), dash(it.Host), next}
 }
 
 func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
@@ -225,6 +228,7 @@ func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
 	lease := fs.String("lease", "", "the lease `token` claim returned (succeed, fail, release, extend)")
 	class := fs.String("class", "", "why the attempt failed (fail)")
 	note := fs.String("note", "", "a short note kept in the item's history (fail)")
+	failHost := fs.String("host", "", "the `host` the item depends on, replacing the one it had (fail)")
 	extend := fs.Duration("for", 0, "new lease length from now (extend)")
 	boost := fs.Int("boost", 0, "how much to raise the priority (observe; 0 means the daemon's step)")
 	pos, code, ok := cmd.parse(args)
@@ -254,6 +258,9 @@ func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
 		body["class"] = *class
 		if *note != "" {
 			body["note"] = *note
+		}
+		if *failHost != "" {
+			body["host"] = *failHost
 		}
 	case "extend":
 		if *extend <= 0 {

@@ -50,6 +50,10 @@ type statsJSON struct {
 	ByClass map[string]int `json:"by_class"`
 	DueNow  int            `json:"due_now"`
 	Lag     float64        `json:"oldest_due_lag_seconds"`
+	// HostWakes and HostWoken count wakes of parked items whose host
+	// answered again, and the items they made due.
+	HostWakes int `json:"host_wakes"`
+	HostWoken int `json:"host_woken"`
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
@@ -135,5 +139,8 @@ func printStats(w io.Writer, it *statsJSON) {
 		}
 		fmt.Fprintln(w)
 		table(w, "", []string{"WAITING AFTER", "ITEMS"}, rows)
+	}
+	if it.HostWakes > 0 {
+		fmt.Fprintf(w, "\n%d items made due by %d wakes of hosts that answered again\n", it.HostWoken, it.HostWakes)
 	}
 }
