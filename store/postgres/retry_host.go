@@ -10,19 +10,21 @@ import (
 // retryWakeHostSQL is the wake of one host's parked items (see
 // retry.Store.RetryWakeHost) in one statement, with its counter: $1 now,
 // $2 the spread in microseconds, $3 the host, $4 the classes. It finds
-// the items through retry_items_host and locks them in byte order of
-// their ids before it writes any (see RetryUpdate); claims skip locked
-// rows, so a large wake does not hold them up. An item another writer
-// changed meanwhile is judged again as it is then (READ COMMITTED), so a
-// failure that moved it out of reach is not undone.
-const retryWakeHostSQL = `WITH picked AS (
-		SELECT id FROM retry_items
-		WHERE host = $3 AND state = 1 AND NOT ready AND next_at > $1::timestamptz + $2::bigint * interval '1 microsecond'
-			AND last_class = ANY ($4::text[])
-		ORDER BY id COLLATE "C" FOR UPDATE),
-	woken AS (
+// the items through retry_items_host, whose next_at makes a second wake
+// for the same recovery find nothing without reading a row. It locks them
+// with SKIP LOCKED, so it never waits for a row and cannot deadlock
+// whatever order it takes them in: a row another transaction holds is
+// being written by a sighting or a settlement, which decides that item's
+// schedule itself. Claims skip locked rows too, and the wake's rows are
+// not due, so the two never wait for each other.
+const retryWakeHostSQL = `WITH woken AS (
 		UPDATE retry_items t SET next_at = $1::timestamptz + floor(random() * ($2 + 1)) * interval '1 microsecond', updated_at = $1
-		FROM picked p WHERE t.id = p.id RETURNING 1),
+		WHERE t.id = ANY (ARRAY(
+			SELECT id FROM retry_items
+			WHERE host = $3 AND state = 1 AND NOT ready AND next_at > $1::timestamptz + $2::bigint * interval '1 microsecond'
+				AND last_class = ANY ($4::text[])
+			FOR UPDATE SKIP LOCKED))
+		RETURNING 1),
 	n AS (SELECT count(*) AS n FROM woken),
 	counted AS (
 		UPDATE retry_host_wakes SET events = events + 1, n = retry_host_wakes.n + n.n, last_at = $1

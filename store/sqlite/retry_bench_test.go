@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/sqlite"
@@ -35,4 +36,20 @@ func BenchmarkRetryCycle(b *testing.B) {
 			})
 		}
 	}
+}
+
+// wakeParked is how many parked items of one host the wake benchmarks
+// wake at once: the 100 000.
+const wakeParked = 100_000
+
+// BenchmarkRetryWakeHost: one wake of 100 000 parked items of one host.
+// Run with -benchtime=3x: setting up takes tens of seconds.
+func BenchmarkRetryWakeHost(b *testing.B) {
+	storetest.BenchWakeHost(b, openRetryBench(b), wakeParked)
+}
+
+// BenchmarkRetryClaimDuringWake: single-item claims without and during
+// wakes of 100 000 parked items. Run with -benchtime=1x.
+func BenchmarkRetryClaimDuringWake(b *testing.B) {
+	storetest.BenchClaimDuringWake(b, openRetryBench(b), wakeParked, 5*time.Second)
 }
