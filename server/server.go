@@ -125,7 +125,6 @@ func New(cfg Config) (*Server, error) {
 			userHook(endpoint, from, to)
 		}
 	}
-	gcfg.Share = s.watchAnswers(gcfg.Share)
 	if gcfg.Probe == nil {
 		// The base is built below; the probe reads it when it runs.
 		gcfg.Probe = s.probe
@@ -145,6 +144,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.link, gcfg.Share = link, link
 	}
+	// After the link is chosen: the watch passes everything on to it.
+	gcfg.Share = s.watchAnswers(gcfg.Share)
 	s.guard = guard.New(gcfg)
 	if s.link != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
