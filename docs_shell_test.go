@@ -53,6 +53,7 @@ hostguard() {
 		command curl -s -o /dev/null "http://$HG_SERVE_API/healthz" && break
 		command sleep 0.05
 	done
+	command curl -s -o /dev/null "http://$HG_SERVE_API/healthz" || { echo "hostguard serve did not come up:" >&2; cat "$HG_SERVE_LOG" >&2; return 1; }
 	export HOSTGUARD_ADDR="$HG_SERVE_API"
 }
 sleep() { echo slept >>"$HG_SLEEPS"; command sleep 0.05; }
@@ -497,6 +498,10 @@ func readmeShellBlocks(t *testing.T, bin, binDir string) {
 		var lines []string
 		var skipped []string
 		for _, line := range strings.Split(f.text, "\n") {
+			// The binary is built from this tree, as go run would.
+			if rest, ok := strings.CutPrefix(line, "go run ./cmd/hostguard "); ok {
+				line = "hostguard " + rest
+			}
 			if why := skippedCommand(line); why != "" {
 				skipped = append(skipped, strings.TrimSpace(line)+" ("+why+")")
 				line = ": " + strings.Fields(line)[0] + " skipped"
