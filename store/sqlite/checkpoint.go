@@ -119,10 +119,16 @@ func (c *checkpointer) run(ctx context.Context) {
 		switch {
 		case diskFull(err):
 			c.set(&c.full, true)
-		case mode == "TRUNCATE" && err == nil && busy == 0:
+		case mode == "TRUNCATE":
+			// Writers held for the bound go on after one attempt,
+			// even one a reader kept from finishing (busy): the
+			// next look raises the mark again. Writers held for a
+			// full disk go on only once it succeeded.
 			c.mu.Lock()
 			c.over.Store(false)
-			c.full.Store(false)
+			if err == nil && busy == 0 {
+				c.full.Store(false)
+			}
 			close(c.cleared)
 			c.cleared = make(chan struct{})
 			c.mu.Unlock()
@@ -179,6 +185,9 @@ func (c *checkpointer) hold(ctx context.Context) error {
 	defer t.Stop()
 	select {
 	case <-ch:
+		if c.full.Load() {
+			return errDiskFull
+		}
 		return nil
 	case <-t.C:
 		if c.full.Load() {
