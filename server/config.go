@@ -27,7 +27,6 @@ const (
 	DefaultMaxConns        = 1024
 	DefaultMaxHeaderBytes  = 64 << 10
 	DefaultBodyTimeout     = time.Minute
-	DefaultGiveUpAfter     = 10 * time.Second
 
 	// DefaultGuardMaxOpenFor is the daemon's growth cap for open periods
 	// (guard.Config.MaxOpenFor), where the library's default is no
@@ -87,17 +86,6 @@ type Config struct {
 	// for a CONNECT target's first byte once the client has spoken); 0
 	// means transport.DefaultHeaderTimeout (30s).
 	HeaderTimeout time.Duration
-
-	// GiveUpAfter is how long the upstream must have had a proxied or
-	// fetched request's whole body without sending headers (or a tunnel
-	// target the client's first bytes without a byte back) for the
-	// client going away to count as a host-level timeout of the endpoint.
-	// Clients with timeouts shorter than HeaderTimeout would otherwise
-	// never trip the guard; the price is that a client more impatient
-	// than this with a host that is merely slow trips it too. A shorter
-	// give-up is inconclusive. 0 means DefaultGiveUpAfter (10s); a
-	// negative value turns give-ups off (they are always inconclusive).
-	GiveUpAfter time.Duration
 
 	// IdleTimeout bounds how long an upstream body may stall; 0 means
 	// transport.DefaultIdleTimeout (30s). A body that keeps arriving is never cut.
@@ -341,9 +329,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = transport.DefaultIdleTimeout
-	}
-	if c.GiveUpAfter == 0 {
-		c.GiveUpAfter = DefaultGiveUpAfter
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -128,7 +128,7 @@ func (s *Server) refusedTarget(err error, via string) error {
 // stopped it, and returns the error to answer: a fast-fail, a policy
 // refusal, or an upstream failure named by its class alone.
 func (s *Server) upstreamError(err error, via string) error {
-	if _, ok := errors.AsType[*giveUpError](err); ok {
+	if gaveUp(err) {
 		s.metrics.upstream.WithLabelValues(via, "gave_up").Inc()
 		return &upstreamError{err: err}
 	}

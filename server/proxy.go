@@ -190,7 +190,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		}
 		return badRequest("", "CONNECT target is not a valid host:port")
 	}
-	st := &tunnelTicket{t: ticket}
+	st := &tunnelTicket{t: ticket, chosen: h.timeout > 0}
 	// Every path below settles the ticket: a report, or this release.
 	defer st.release()
 
@@ -199,9 +199,14 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 		timeout = h.timeout
 	}
 	dialCtx, cancel := context.WithTimeout(r.Context(), timeout)
+	dialStart := time.Now()
 	up, err := s.dialer.DialContext(dialCtx, "tcp", hostport)
 	cancel()
 	if err != nil {
+		if st.chosen && errors.Is(dialCtx.Err(), context.DeadlineExceeded) {
+			// The client's own hint ran out: judged like a give-up.
+			err = &guard.WaitError{Owed: time.Since(dialStart), Err: err}
+		}
 		st.failed(err)
 		return s.upstreamError(err, "connect")
 	}
@@ -229,16 +234,25 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 // the first byte, the answer timer or the end of the tunnel comes first.
 type tunnelTicket struct {
 	t interface {
-		Answered()
+		AnsweredAfter(time.Duration)
 		Failed(error)
 		Release()
 	}
-	done atomic.Bool
+	done    atomic.Bool
+	chosen  bool         // the timeout is the client's hint: its expiry is judged like a give-up
+	spokeAt atomic.Int64 // when the client spoke first, in Unix ns; 0 before
 }
 
+// answered settles the ticket with the target's first byte: what it
+// needed is the time since the client spoke, or nothing for a target
+// that speaks first.
 func (tt *tunnelTicket) answered() bool {
 	if tt.done.CompareAndSwap(false, true) {
-		tt.t.Answered()
+		var need time.Duration
+		if at := tt.spokeAt.Load(); at != 0 {
+			need = time.Since(time.Unix(0, at))
+		}
+		tt.t.AnsweredAfter(need)
 		return true
 	}
 	return false
@@ -359,8 +373,9 @@ func (tun *tunnel) fromClient(early io.Reader, spoke, left chan<- struct{}) {
 //   - once the client has spoken, the target has the timeout to send its
 //     first byte, or the ticket fails and the tunnel is closed, like a
 //     server that accepts and never sends headers;
-//   - a client that leaves after speaking, before any answer, has given up:
-//     after GiveUpAfter that is a host-level timeout, sooner inconclusive.
+//   - a client that leaves after speaking, before any answer, has given up,
+//     judged by the guard's wait rule (guard.WaitError); so is the expiry
+//     of a timeout the client chose with its hint.
 func (s *Server) firstByteDeadline(tun *tunnel, st *tunnelTicket, spoke, left, answered, finished <-chan struct{}) {
 	t := time.NewTimer(tun.timeout)
 	defer t.Stop()
@@ -375,19 +390,24 @@ func (s *Server) firstByteDeadline(tun *tunnel, st *tunnelTicket, spoke, left, a
 		return
 	}
 	spokeAt := time.Now()
+	st.spokeAt.Store(spokeAt.UnixNano())
 	t.Reset(tun.timeout)
 	for {
 		select {
 		case <-t.C:
 			// Closed whether or not this settled the ticket: a client
 			// that already left is not coming back for it.
-			st.failed(&connectTimeoutError{after: tun.timeout})
+			var err error = &connectTimeoutError{after: tun.timeout}
+			if st.chosen {
+				err = &guard.WaitError{Owed: time.Since(spokeAt), Err: err}
+			}
+			st.failed(err)
 			tun.close()
 			return
 		case <-left:
 			left = nil
-			if gu := s.giveUpAfter(); gu > 0 && time.Since(spokeAt) >= gu && !tun.isClosed() && s.baseCtx.Err() == nil {
-				st.failed(&giveUpError{waited: time.Since(spokeAt)})
+			if !tun.isClosed() && s.baseCtx.Err() == nil {
+				st.failed(&guard.WaitError{Owed: time.Since(spokeAt)})
 			} else {
 				st.release()
 			}

@@ -17,7 +17,7 @@ import (
 
 // TestProxyClientLeavingIsAGiveUp: a client that closes its connection
 // while a plain request's upstream is silent has given up; after
-// GiveUpAfter that is a host-level timeout, sooner it is inconclusive.
+// the wait floor that is a host-level timeout, sooner it is inconclusive.
 func TestProxyClientLeavingIsAGiveUp(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -25,14 +25,14 @@ func TestProxyClientLeavingIsAGiveUp(t *testing.T) {
 		wait     time.Duration
 		failures int
 	}{
-		{name: "after give-up-after", wait: 300 * time.Millisecond, failures: 1},
+		{name: "after the wait floor", wait: 300 * time.Millisecond, failures: 1},
 		{name: "sooner", wait: 0, failures: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t, func(c *Config) {
 				c.HeaderTimeout = 30 * time.Second
-				c.GiveUpAfter = 200 * time.Millisecond
+				c.Guard.WaitFloor = 200 * time.Millisecond
 			})
 			silent := faulthost.NeverAnswers()
 			t.Cleanup(silent.Close)
@@ -230,7 +230,7 @@ func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 	t.Parallel()
 	f := setup(t, func(c *Config) {
 		c.HeaderTimeout = 300 * time.Millisecond
-		c.GiveUpAfter = 100 * time.Millisecond
+		c.Guard.WaitFloor = 100 * time.Millisecond
 	})
 	heard := make(chan struct{}, 1)
 	release := make(chan struct{})

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/hop"
 )
 
 // plainTransport sends bodyless plain-HTTP requests on the caller's own
@@ -85,11 +87,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 // phases hears a request's progress: the connection is up, then the
-// upstream has the whole request. forward's header timer implements it.
-type phases interface {
-	gotConn(httptrace.GotConnInfo)
-	wroteRequest(httptrace.WroteRequestInfo)
-}
+// upstream has the whole request. The forwarding rules' header timer
+// implements it.
+type phases = hop.Phases
 
 // roundTrip sends req, bounded by ctx instead of req's own context. The
 // plain path takes ph directly: building an httptrace context and a copy
@@ -100,7 +100,7 @@ type phases interface {
 func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph phases) (resp *http.Response, direct bool, err error) {
 	addr, ok := plainAddr(req)
 	if !ok {
-		trace := &httptrace.ClientTrace{GotConn: ph.gotConn, WroteRequest: ph.wroteRequest}
+		trace := &httptrace.ClientTrace{GotConn: ph.GotConn, WroteRequest: ph.WroteRequest}
 		ureq := req.WithContext(httptrace.WithClientTrace(ctx, trace))
 		resp, err := t.base.RoundTrip(ureq)
 		if resp != nil && resp.Request == ureq {
@@ -114,7 +114,7 @@ func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph ph
 		if err != nil {
 			return nil, true, err
 		}
-		ph.gotConn(httptrace.GotConnInfo{Conn: pc.c, Reused: reused})
+		ph.GotConn(httptrace.GotConnInfo{Conn: pc.c, Reused: reused})
 		resp, early, err := t.exchange(ctx, pc, req, ph)
 		if err == nil {
 			return resp, true, nil
@@ -172,7 +172,7 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, req *http.
 	if err := pc.bw.Flush(); err != nil {
 		return fail(err, true)
 	}
-	ph.wroteRequest(httptrace.WroteRequestInfo{})
+	ph.WroteRequest(httptrace.WroteRequestInfo{})
 	pc.lr.n = maxResponseHeader
 	if _, err := pc.br.Peek(1); err != nil {
 		return fail(err, true)
@@ -234,10 +234,10 @@ type plainBody struct {
 	left int64
 }
 
-// readable implements bufferedBody: the rest of a body of declared length
+// Readable implements hop.Buffered: the rest of a body of declared length
 // is already buffered, or nothing is left but its end. (A chunked body's
 // next read may need bytes that are not there yet.)
-func (b *plainBody) readable() bool {
+func (b *plainBody) Readable() bool {
 	return b.left == 0 || (b.left > 0 && b.pc.br.Buffered() > 0)
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/hop"
 )
 
 // ProbeFunc returns a function for guard.Config.Probe that checks an
@@ -48,7 +50,7 @@ func ProbeFunc(base http.RoundTripper, timeout time.Duration) func(ctx context.C
 				return ctx.Err()
 			}
 			if pctx.Err() != nil {
-				return &timeoutError{endpoint: endpoint, after: timeout}
+				return &hop.TimeoutError{Endpoint: endpoint, After: timeout}
 			}
 			return err
 		}

@@ -1,13 +1,13 @@
 package transport
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/internal/hop"
 )
 
 // Transport is an http.RoundTripper guarded per endpoint. It is safe for
@@ -15,6 +15,7 @@ import (
 // &http.Client{Transport: transport.New(transport.Config{})}.
 type Transport struct {
 	base          http.RoundTripper
+	sender        *hop.Base // base, as the forwarding rules send through it
 	guard         *guard.Guard
 	ownGuard      bool // New created guard, so Close closes it
 	origins       origins
@@ -53,6 +54,7 @@ func New(cfg Config) *Transport {
 			t.base = http.DefaultTransport
 		}
 	}
+	t.sender = &hop.Base{RT: t.base}
 	if t.guard == nil {
 		log := cfg.Logger
 		if log == nil {
@@ -147,67 +149,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	// included.
 	defer ticket.Release()
 
-	hctx, cancel := context.WithCancel(ctx)
-	// The timer calls cancel directly: no closure to allocate, and no
-	// goroutine unless it fires. Stop's result then says whether it did.
-	timer := time.AfterFunc(t.headerTimeout, cancel)
-	returned := false
-	defer func() {
-		if !returned {
-			// The base panicked; the panic continues after this.
-			timer.Stop()
-			cancel()
-		}
-	}()
-	hreq := req.WithContext(hctx)
-	resp, err := t.base.RoundTrip(hreq)
-	returned = true
-
-	inTime := timer.Stop()
-	if err != nil {
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close() // A base that breaks the contract.
-		}
-		cancel()
-		if !inTime {
-			err = &timeoutError{endpoint: ticket.Endpoint(), after: t.headerTimeout}
-		}
-		ticket.Failed(err)
-		return nil, err
-	}
-	if resp == nil {
-		cancel()
-		return nil, errors.New("transport: base RoundTripper returned no response and no error")
-	}
-	ticket.Answered()
-	if resp.Request == hreq {
-		resp.Request = req
-	}
-	switch {
-	case !inTime:
-		// The timer fired as the headers arrived and has cancelled the
-		// context, so the body could not be read.
-		if resp.Body != nil {
-			resp.Body.Close()
-		}
-		cancel()
-		return nil, &timeoutError{endpoint: ticket.Endpoint(), after: t.headerTimeout}
-	case resp.StatusCode == http.StatusSwitchingProtocols:
-		// The body is now a two-way stream that callers type-assert to
-		// io.ReadWriteCloser, and the context may govern it; leave both
-		// alone.
-	case resp.Body == nil || resp.Body == http.NoBody:
-		cancel()
-	default:
-		resp.Body = &body{
-			rc:       resp.Body,
-			timer:    timer,
-			cancel:   cancel,
-			idle:     t.idleTimeout,
-			endpoint: ticket.Endpoint(),
-		}
-	}
-	return resp, nil
+	return hop.RoundTrip(ctx, req, ticket, hop.Rules{Timeout: t.headerTimeout, Idle: t.idleTimeout}, t.sender)
 }
 
 func closeBody(req *http.Request) {

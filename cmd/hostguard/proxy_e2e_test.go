@@ -178,7 +178,7 @@ func rawProxy(t *testing.T, d *daemonProc, req string) (*http.Response, string) 
 func TestProxyGiveUps(t *testing.T) {
 	bin := buildBinary(t)
 	t.Run("two give-ups trip the endpoint", func(t *testing.T) {
-		d := start(t, bin, filepath.Join(t.TempDir(), "g.db"), "--header-timeout", "30s", "--give-up-after", "300ms", "--guard-max-probes", "-1")
+		d := start(t, bin, filepath.Join(t.TempDir(), "g.db"), "--header-timeout", "30s", "--guard-wait-floor", "300ms", "--guard-max-probes", "-1")
 		hole, heard := heardHole(t)
 		ep := "http://" + hole
 		for range 2 {
@@ -211,7 +211,7 @@ func TestProxyGiveUps(t *testing.T) {
 		}
 	})
 	t.Run("shorter give-ups never trip", func(t *testing.T) {
-		d := start(t, bin, filepath.Join(t.TempDir(), "s.db"), "--header-timeout", "30s", "--give-up-after", "5s")
+		d := start(t, bin, filepath.Join(t.TempDir(), "s.db"), "--header-timeout", "30s", "--guard-wait-floor", "5s")
 		hole, heard := heardHole(t)
 		ep := "http://" + hole
 		for range 3 {

@@ -148,10 +148,6 @@ func parseServe(args []string, stderr io.Writer) (*settings, int, bool) {
 		s.mark(name, fromFlag)
 	}
 	s.mergeSources()
-	if s.server.GiveUpAfter == 0 {
-		// The flag's 0 is "off", the library's is "the default".
-		s.server.GiveUpAfter = -1
-	}
 	if err := s.validate(); err != nil {
 		return nil, usageError(stderr, fs, "%v", err), true
 	}
