@@ -12,10 +12,9 @@ trap cleanup EXIT
 go build -o "$work/hostguard" ./cmd/hostguard
 # The daemon as the README starts it, plus --allow-private (the examples'
 # hosts are on loopback); the ports, the file and the log format only let
-# this script find it. --give-up-after 1s stays until the default evidence
-# rule counts a 1.5 s client's give-ups.
+# this script find it.
 "$work/hostguard" serve --listen 127.0.0.1:0 --proxy-listen 127.0.0.1:0 --db "$work/ex.db" \
-	--allow-private --give-up-after 1s --log-format json 2>"$work/log" &
+	--allow-private --log-format json 2>"$work/log" &
 pid=$!
 for _ in $(seq 1 100); do grep -q '"hostguard: listening"' "$work/log" 2>/dev/null && break; sleep 0.1; done
 line=$(grep '"hostguard: listening"' "$work/log") || { cat "$work/log" >&2; echo "examples: the daemon did not start" >&2; exit 1; }
