@@ -55,6 +55,9 @@ func (u upstreamSender) Send(ctx context.Context, req *http.Request, ph hop.Phas
 	return u.t.roundTrip(ctx, req, ph)
 }
 
+// Pooled implements hop.Sender: the daemon's requests share header timers.
+func (u upstreamSender) Pooled() bool { return true }
+
 // gaveUp reports whether err is a client that went away before its
 // answer, as forward returns it.
 func gaveUp(err error) bool {

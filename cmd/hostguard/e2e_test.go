@@ -55,6 +55,13 @@ func startWith(t *testing.T, bin, db string, allowPrivate bool, args ...string) 
 	t.Helper()
 	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
 		"--db", db, "--log-format", "json", "--allow-private=" + fmt.Sprint(allowPrivate), "--budget-source", "idx:100", "--header-timeout", "500ms", "--idle-timeout", "500ms"}, args...)
+	return launch(t, bin, args...)
+}
+
+// launch runs the binary with exactly args, which must make it log its
+// addresses as JSON, and returns once it listens.
+func launch(t *testing.T, bin string, args ...string) *daemonProc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOSTGUARD_TOKEN=", "HOSTGUARD_DISABLE_GUARD=", "HOSTGUARD_CONFIG=", "E2E_INDEXER_KEY="+e2eKey)
 	stderr, err := cmd.StderrPipe()

@@ -48,6 +48,11 @@ type Phases interface {
 // happened before Send returned.
 type Sender interface {
 	Send(ctx context.Context, req *http.Request, ph Phases) (resp *http.Response, direct bool, err error)
+	// Pooled says the Sender runs where timers may be shared between
+	// requests: never inside a testing/synctest bubble, whose timers must
+	// not be used outside it. A library cannot know where its callers
+	// run, so Base says no.
+	Pooled() bool
 }
 
 // Base sends through a net/http RoundTripper. A request with a body is
@@ -73,9 +78,11 @@ func (b *Base) Send(ctx context.Context, req *http.Request, ph Phases) (*http.Re
 	if resp != nil && resp.Request == ureq {
 		resp.Request = req
 	}
-	// Untraced, no hook can be called later.
 	return resp, !traced, err
 }
+
+// Pooled implements Sender: never, see there.
+func (b *Base) Pooled() bool { return false }
 
 // Rules are one request's limits and what its end means.
 type Rules struct {
@@ -107,34 +114,36 @@ type Rules struct {
 //
 // A caller's deadline reaches a RoundTripper in two ways: as the
 // context's deadline, or, from http.Client.Timeout with a RoundTripper
-// that is not net/http's own, as a cancellation that net/http's timer
-// races against that deadline. Either is the caller's give-up when it
-// comes at or after the deadline; a cancellation before any deadline is
-// the caller's own business and inconclusive, unless Rules.Left.
+// that is not net/http's own, as a cancellation (of the request's Cancel
+// channel) that net/http's timer races against that deadline. Either is
+// the caller's give-up when it comes at or after the deadline; a
+// cancellation before any deadline is the caller's own business and
+// inconclusive, unless Rules.Left.
 func RoundTrip(ctx context.Context, req *http.Request, t *guard.Ticket, r Rules, s Sender) (*http.Response, error) {
-	uctx, cancel := context.WithCancelCause(ctx)
-	w := newWait(r.Timeout, cancel)
+	uctx, cancel := context.WithCancel(ctx)
+	pool := s.Pooled()
+	w := newWait(r.Timeout, cancel, pool)
 	returned := false
 	defer func() {
 		if !returned {
 			// The Sender panicked; the panic continues after this.
 			w.stop()
-			cancel(nil)
+			cancel()
 		}
 	}()
 	resp, direct, err := s.Send(uctx, req, w)
 	returned = true
 	fired, owed := w.stop()
-	w.recycle(direct)
+	w.recycle(pool, direct)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // A Sender that breaks the contract.
 		}
-		cancel(nil)
+		cancel()
 		return nil, failed(ctx, t, r, err, fired, owed)
 	}
 	if resp == nil {
-		cancel(nil)
+		cancel()
 		t.Release()
 		return nil, errors.New("transport: base RoundTripper returned no response and no error")
 	}
@@ -146,16 +155,22 @@ func RoundTrip(ctx context.Context, req *http.Request, t *guard.Ticket, r Rules,
 		if resp.Body != nil {
 			resp.Body.Close()
 		}
-		cancel(nil)
+		cancel()
 		return nil, &TimeoutError{Endpoint: t.Endpoint(), After: r.Timeout}
 	case resp.StatusCode == http.StatusSwitchingProtocols:
 		// The body is now a two-way stream that callers type-assert to
 		// io.ReadWriteCloser, and the context may govern it; leave both
 		// alone.
 	case resp.Body == nil || resp.Body == http.NoBody:
-		cancel(nil)
+		cancel()
 	default:
-		resp.Body = newIdleBody(resp.Body, r.Idle, cancel, t.Endpoint())
+		if pool {
+			// The wait may be in the pool already, or its timer's
+			// function is fire: the body times itself.
+			resp.Body = newIdleBody(resp.Body, r.Idle, cancel, t.Endpoint())
+		} else {
+			resp.Body = w.body(resp.Body, r.Idle, t.Endpoint())
+		}
 	}
 	return resp, nil
 }
@@ -171,30 +186,34 @@ func failed(ctx context.Context, t *guard.Ticket, r Rules, err error, fired bool
 		}
 		t.Failed(err)
 		return err
-	case ctx.Err() == nil:
-		t.Failed(err)
-		return err
 	case r.Stopping != nil && r.Stopping.Err() != nil:
-		// A shutdown cancels every request too.
+		// A shutdown cancels every request too; that says nothing
+		// about the endpoint.
+		t.Release()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
 	case callersDeadline(ctx):
 		if !errors.Is(err, context.DeadlineExceeded) {
 			err = context.DeadlineExceeded
 		}
 		err = &guard.WaitError{Owed: owed, Err: err}
-		t.Failed(err)
-		return err
+	case ctx.Err() == nil:
 	case r.Left:
 		err = &guard.WaitError{Owed: owed}
-		t.Failed(err)
-		return err
+	default:
+		t.Release()
+		return ctx.Err()
 	}
-	t.Release()
-	return ctx.Err()
+	t.Failed(err)
+	return err
 }
 
-// callersDeadline reports whether ctx ended by its deadline, including a
-// cancellation that raced it: net/http's client timer cancels at the
-// deadline, often before the context's own timer has gone off.
+// callersDeadline reports whether the caller's deadline has come: the
+// context ended by it, or it has passed while net/http's client timer,
+// which closes the request's Cancel channel at the deadline, beat the
+// context's own timer to stopping the request.
 func callersDeadline(ctx context.Context) bool {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return true

@@ -2,7 +2,7 @@ package hop
 
 import (
 	"context"
-	"errors"
+	"io"
 	"net/http/httptrace"
 	"sync"
 	"time"
@@ -13,31 +13,40 @@ import (
 // endpoint has the whole request. It also measures what the endpoint owed:
 // connecting plus waiting, never the upload.
 //
-// Waits are pooled with their timers, since a timer per request was an
-// allocation and a timer heap entry each time. A wait goes back to the
-// pool only when nothing can touch it any more: the Sender said no hook
-// comes after it returned, its timer never fired, and every Stop found
-// the timer still pending, so no run of fire can be on its way.
+// Whether the timer went off is learnt from Stop and Reset, under mu, so
+// that its function can be the request's cancel itself: no closure to
+// allocate. An unpooled wait's timer is made with that cancel, and then
+// times the body's reads (idleBody). A pooled wait keeps one timer, whose
+// function is fire, across requests: a wait goes back to the pool only
+// when nothing can touch it any more, the Sender having said no hook
+// comes after it returned and every Stop having found the timer still
+// pending, so that no run of fire can be on its way.
 type wait struct {
 	mu      sync.Mutex
 	timeout time.Duration
-	cancel  context.CancelCauseFunc
+	cancel  context.CancelFunc
 	timer   *time.Timer
 	armed   bool // the timer was set and not stopped since
-	fired   bool
+	fired   bool // a Stop or Reset found it had gone off
 	done    bool
-	stale   bool      // a Stop or Reset found the timer had gone off
 	start   time.Time // when the request began
 	connAt  time.Time // zero until the connection was up
 	sentAt  time.Time // zero until the endpoint had the whole request
+
+	// The body, for a wait that is not pooled: one allocation for both.
+	b idleBody
 }
 
-var (
-	errHeaderWait = errors.New("transport: header wait ended")
-	waits         sync.Pool
-)
+var waits sync.Pool
 
-func newWait(timeout time.Duration, cancel context.CancelCauseFunc) *wait {
+// newWait arms a wait for a request whose context cancel ends. pool takes
+// a pooled wait, for a Sender that may return it to the pool.
+func newWait(timeout time.Duration, cancel context.CancelFunc, pool bool) *wait {
+	if !pool {
+		w := &wait{timeout: timeout, cancel: cancel, armed: true, start: time.Now()}
+		w.timer = time.AfterFunc(timeout, cancel)
+		return w
+	}
 	w, _ := waits.Get().(*wait)
 	if w == nil {
 		w = &wait{}
@@ -46,7 +55,7 @@ func newWait(timeout time.Duration, cancel context.CancelCauseFunc) *wait {
 	}
 	// Not shared yet: its timer is stopped, and no run of fire is left.
 	w.timeout, w.cancel = timeout, cancel
-	w.fired, w.done, w.stale = false, false, false
+	w.fired, w.done = false, false
 	w.connAt, w.sentAt = time.Time{}, time.Time{}
 	w.start = time.Now()
 	w.armed = true
@@ -54,22 +63,21 @@ func newWait(timeout time.Duration, cancel context.CancelCauseFunc) *wait {
 	return w
 }
 
+// fire is a pooled wait's timer function.
 func (w *wait) fire() {
 	w.mu.Lock()
-	if w.done {
-		w.mu.Unlock()
-		return
-	}
-	w.fired = true
 	cancel := w.cancel
 	w.mu.Unlock()
-	cancel(errHeaderWait)
+	if cancel != nil {
+		cancel()
+	}
 }
 
-// disarm stops the timer; the caller holds mu.
+// disarm stops the timer, noting whether it had gone off; the caller
+// holds mu.
 func (w *wait) disarm() {
 	if w.armed && !w.timer.Stop() {
-		w.stale = true
+		w.fired = true
 	}
 	w.armed = false
 }
@@ -95,13 +103,14 @@ func (w *wait) WroteRequest(httptrace.WroteRequestInfo) {
 		return
 	}
 	w.sentAt = time.Now()
-	if !w.timer.Reset(w.timeout) && w.armed {
-		w.stale = true
+	if w.disarm(); w.fired {
+		return
 	}
+	w.timer.Reset(w.timeout)
 	w.armed = true
 }
 
-// stop ends the wait. It reports whether the timer fired, and what the
+// stop ends the wait. It reports whether the timer went off, and what the
 // endpoint owed: the time until the connection was up, plus the time
 // since it had the whole request; all of it for a Sender that reports no
 // phases.
@@ -122,16 +131,27 @@ func (w *wait) stop() (fired bool, owed time.Duration) {
 	return w.fired, owed
 }
 
-// recycle pools a stopped wait that nothing can touch any more; direct
-// says the Sender will call no hook after it returned.
-func (w *wait) recycle(direct bool) {
+// recycle pools a stopped pooled wait that nothing can touch any more,
+// and reports whether it did; direct says the Sender will call no hook
+// after it returned.
+func (w *wait) recycle(pooled, direct bool) bool {
+	if !pooled {
+		return false
+	}
 	w.mu.Lock()
-	ok := direct && w.done && !w.fired && !w.stale
+	ok := direct && w.done && !w.fired
 	w.cancel = nil
 	w.mu.Unlock()
 	if ok {
 		waits.Put(w)
 	}
+	return ok
 }
 
-var errStalled = errors.New("transport: response body stalled")
+// body makes the stopped, unpooled wait rc's idle body, its timer (whose
+// function is the request's cancel) now timing the body's reads.
+func (w *wait) body(rc io.ReadCloser, idle time.Duration, endpoint string) *idleBody {
+	w.b = idleBody{rc: rc, idle: idle, cancel: w.cancel, endpoint: endpoint, timer: w.timer}
+	w.b.early, _ = rc.(Buffered)
+	return &w.b
+}
