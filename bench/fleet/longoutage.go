@@ -93,7 +93,7 @@ func RunLongOutage(ctx context.Context, c LongOutage, pol Policy) (OutageResult,
 		waitedDown := false
 		for i := range c.Width {
 			wg.Go(func() {
-				r := send(ctx, client, h, start, i)
+				r := send(ctx, client, h, start, i, 0)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

@@ -37,6 +37,15 @@ type Config struct {
 	// Limit is the longest a run may take before it is abandoned, and how
 	// far ahead schedules are drawn; 0 means 60 s.
 	Limit time.Duration
+	// Impatient is the share of workers (0 to 1, rounded to whole
+	// workers) whose clients give up after Patience, before a slow host
+	// answers: players and add-ons with short timeouts of their own. 0
+	// means none; the rest wait the policy's Timeout.
+	Impatient float64
+	// Patience is how long an impatient worker waits for headers (its
+	// request's context deadline); 0 means Timeout/2, above the hostguard
+	// policy's wait floor and below a slow host's 3/4 Timeout.
+	Patience time.Duration
 }
 
 // Session is one worker browsing one host's catalogue: fan-outs one after
@@ -51,6 +60,9 @@ type Plan struct {
 	Config  Config // with defaults filled in
 	Hosts   []HostSpec
 	Workers [][]Session
+	// Patience is each worker's own deadline per request; 0 (or a nil
+	// slice) means none, the policy's Timeout alone.
+	Patience []time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -71,6 +83,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Limit == 0 {
 		c.Limit = time.Minute
+	}
+	if c.Patience == 0 {
+		c.Patience = c.Timeout / 2
 	}
 	return c
 }
@@ -97,6 +112,12 @@ func (c Config) validate() error {
 	}
 	if c.Sessions < 1 || c.Sessions > 100_000 {
 		errs = append(errs, fmt.Errorf("fleet: Sessions is %d, want 1..100000", c.Sessions))
+	}
+	if c.Impatient < 0 || c.Impatient > 1 {
+		errs = append(errs, fmt.Errorf("fleet: Impatient is %v, want 0..1", c.Impatient))
+	}
+	if c.Patience < 0 || c.Patience > c.Timeout {
+		errs = append(errs, fmt.Errorf("fleet: Patience %v is not within 0..Timeout %v", c.Patience, c.Timeout))
 	}
 	if c.Limit < c.Timeout {
 		errs = append(errs, fmt.Errorf("fleet: Limit %v is shorter than Timeout %v", c.Limit, c.Timeout))
@@ -156,6 +177,12 @@ func NewPlan(cfg Config) (*Plan, error) {
 			}
 			p.Workers[w][s] = Session{Host: rng.IntN(len(p.Hosts)), FanOuts: fan}
 		}
+	}
+	// Spread impatient workers among the rest rather than first, drawn
+	// after the workload so that a plan's sessions do not depend on it.
+	p.Patience = make([]time.Duration, cfg.Workers)
+	for _, w := range rng.Perm(cfg.Workers)[:int(cfg.Impatient*float64(cfg.Workers)+0.5)] {
+		p.Patience[w] = cfg.Patience
 	}
 	return p, nil
 }

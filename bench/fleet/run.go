@@ -18,6 +18,7 @@ type Request struct {
 	Start, Dur   time.Duration
 	Up           bool // the host was up, by its schedule, when the request started
 	Refused      bool // the policy turned it away without network work
+	Impatient    bool // sent with a deadline of its worker's own, shorter than the policy's
 	Status       int  // the answer's status; 0 when there was none
 	Err          error
 }
@@ -98,6 +99,10 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 	records := make([]record, len(p.Workers))
 	var wg sync.WaitGroup
 	for w, sessions := range p.Workers {
+		var patience time.Duration
+		if w < len(p.Patience) {
+			patience = p.Patience[w]
+		}
 		wg.Go(func() {
 			rec := &records[w]
 			for _, s := range sessions {
@@ -105,7 +110,7 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 					if ctx.Err() != nil {
 						return
 					}
-					fan, reqs := fanOut(ctx, client, hosts[s.Host], start, w, s.Host, width)
+					fan, reqs := fanOut(ctx, client, hosts[s.Host], start, w, s.Host, width, patience)
 					rec.fans = append(rec.fans, fan)
 					rec.reqs = append(rec.reqs, reqs...)
 				}
@@ -140,13 +145,14 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 }
 
 // fanOut sends width requests to one host at once and waits for them all.
-func fanOut(ctx context.Context, c Client, h *Host, start time.Time, worker, host, width int) (FanOut, []Request) {
+// A patience above zero is the worker's own deadline for each request.
+func fanOut(ctx context.Context, c Client, h *Host, start time.Time, worker, host, width int, patience time.Duration) (FanOut, []Request) {
 	reqs := make([]Request, width)
 	began := time.Since(start)
 	var wg sync.WaitGroup
 	for i := range reqs {
 		wg.Go(func() {
-			reqs[i] = send(ctx, c, h, start, i)
+			reqs[i] = send(ctx, c, h, start, i, patience)
 			reqs[i].Worker, reqs[i].Host = worker, host
 		})
 	}
@@ -160,14 +166,19 @@ func fanOut(ctx context.Context, c Client, h *Host, start time.Time, worker, hos
 	return fan, reqs
 }
 
-func send(ctx context.Context, c Client, h *Host, start time.Time, i int) Request {
+func send(ctx context.Context, c Client, h *Host, start time.Time, i int, patience time.Duration) Request {
+	if patience > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, patience)
+		defer cancel()
+	}
 	url := fmt.Sprintf("%s/player_api.php?action=get_vod_streams&category_id=%d", h.URL(), i)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		panic(err) // the URL is built here; failing to parse it is a bug
 	}
 	at := time.Since(start)
-	r := Request{Start: at, Up: h.spec.Schedule.Up(at)}
+	r := Request{Start: at, Up: h.spec.Schedule.Up(at), Impatient: patience > 0}
 	resp, err := c.Do(req)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)

@@ -25,6 +25,14 @@ type Summary struct {
 	// FalseRefusals counts requests refused while their host was up, by
 	// the host's kind.
 	FalseRefusals map[Kind]int
+	// PatientRefusals counts requests refused while their host was up
+	// and answers within every client's patience (its latency is below
+	// the shortest): refusals no client's own give-up can excuse.
+	PatientRefusals int
+	// DeadFanOuts holds, for each dead host refused during the run, how
+	// many fan-outs (each one piece of evidence) reached it before its
+	// first refusal: 2 is a trip on the second give-up.
+	DeadFanOuts []int
 	// Recoveries holds, for each end of a flapping host's outage inside
 	// the run, the time until a request to it next completed with an
 	// answer. Missed counts ends after which no request got an answer
@@ -51,6 +59,9 @@ func Summarize(p *Plan, r *Result) Summary {
 		switch {
 		case q.Refused && q.Up:
 			s.FalseRefusals[p.Hosts[q.Host].Kind]++
+			if p.Hosts[q.Host].Latency < shortestPatience(p) {
+				s.PatientRefusals++
+			}
 		case q.Sent():
 			s.Sent++
 			if !q.Up {
@@ -69,6 +80,9 @@ func Summarize(p *Plan, r *Result) Summary {
 		switch spec.Kind {
 		case Dead:
 			s.DeadWaste = append(s.DeadWaste, waiting(reqs, 0, r.Wall))
+			if n, ok := fanOutsBeforeRefusal(r.FanOuts, reqs, h); ok {
+				s.DeadFanOuts = append(s.DeadFanOuts, n)
+			}
 		case Flapping:
 			for i, o := range spec.Schedule {
 				if o.From >= r.Wall {
@@ -93,6 +107,40 @@ func Summarize(p *Plan, r *Result) Summary {
 		}
 	}
 	return s
+}
+
+// shortestPatience is the shortest wait of any worker: its own deadline,
+// or the plan's Timeout.
+func shortestPatience(p *Plan) time.Duration {
+	least := p.Config.Timeout
+	for _, d := range p.Patience {
+		if d > 0 && d < least {
+			least = d
+		}
+	}
+	return least
+}
+
+// fanOutsBeforeRefusal counts the fan-outs to host that started before
+// its first refused request (reqs, sorted by start) and sent anything.
+func fanOutsBeforeRefusal(fans []FanOut, reqs []Request, host int) (int, bool) {
+	first := time.Duration(-1)
+	for _, q := range reqs {
+		if q.Refused {
+			first = q.Start
+			break
+		}
+	}
+	if first < 0 {
+		return 0, false
+	}
+	n := 0
+	for _, f := range fans {
+		if f.Host == host && f.Start < first && f.Down {
+			n++
+		}
+	}
+	return n, true
 }
 
 // waiting is the union of the spans of requests sent to a down host that

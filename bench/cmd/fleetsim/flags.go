@@ -26,23 +26,31 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 	fs := flag.NewFlagSet("fleetsim", flag.ContinueOnError)
 	fs.SetOutput(log)
 	var (
-		seed     = fs.Uint64("seed", 1, "seed of the fleet, its outages and the workload")
-		timeout  = fs.Duration("timeout", 300*time.Millisecond, "client header timeout; the unit of every duration (stands for 30 s)")
-		workers  = fs.Int("workers", 8, "clients browsing at once")
-		sessions = fs.Int("sessions", 30, "catalogue sessions per worker")
-		limit    = fs.Duration("limit", time.Minute, "abandon a run after this long")
-		rounds   = fs.Int("rounds", 3, "runs per policy, interleaved; the report shows medians")
-		mix      = fs.String("mix", "", "hosts per kind, e.g. healthy=14,dead=2,refused=2,flapping=6,slow=3,5xx=3 (default that)")
-		policies = fs.String("policies", "", "comma-separated policies to run (default all; oracle is always run)")
-		outage   = fs.Bool("long-outage", false, "also run the long-outage phase: one host down for 30 T while asked for, then up for 10 T")
-		caps     = fs.String("caps", "2,4,8", "growth caps (MaxOpenFor in T) the long-outage phase compares")
-		downFor  = fs.Int64("outage-for", 30, "the long-outage phase's outage in T; the host then stays up a third as long")
+		seed      = fs.Uint64("seed", 1, "seed of the fleet, its outages and the workload")
+		timeout   = fs.Duration("timeout", 300*time.Millisecond, "client header timeout; the unit of every duration (stands for 30 s)")
+		workers   = fs.Int("workers", 8, "clients browsing at once")
+		sessions  = fs.Int("sessions", 30, "catalogue sessions per worker")
+		limit     = fs.Duration("limit", time.Minute, "abandon a run after this long")
+		rounds    = fs.Int("rounds", 3, "runs per policy, interleaved; the report shows medians")
+		mix       = fs.String("mix", "", "hosts per kind, e.g. healthy=14,dead=2,refused=2,flapping=6,slow=3,5xx=3 (default that)")
+		policies  = fs.String("policies", "", "comma-separated policies to run (default all; oracle is always run)")
+		outage    = fs.Bool("long-outage", false, "also run the long-outage phase: one host down for 30 T while asked for, then up for 10 T")
+		caps      = fs.String("caps", "2,4,8", "growth caps (MaxOpenFor in T) the long-outage phase compares")
+		downFor   = fs.Int64("outage-for", 30, "the long-outage phase's outage in T; the host then stays up a third as long")
+		impatient = fs.Float64("impatient", 0, "share of workers (0..1) whose clients give up before a slow host answers")
+		patience  = fs.Float64("patience", 0.5, "how long an impatient worker waits, in T (default half)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("fleetsim: unexpected argument %q", fs.Arg(0))
+	}
+	if *impatient < 0 || *impatient > 1 {
+		return options{}, fmt.Errorf("fleetsim: -impatient %v, want 0..1", *impatient)
+	}
+	if *patience <= 0 || *patience > 1 {
+		return options{}, fmt.Errorf("fleetsim: -patience %v, want above 0 and at most 1 (T)", *patience)
 	}
 	if *rounds < 1 || *rounds > 100 {
 		return options{}, fmt.Errorf("fleetsim: -rounds %d, want 1..100", *rounds)
@@ -52,7 +60,8 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		return options{}, err
 	}
 	opts := options{
-		cfg:    fleet.Config{Seed: *seed, Timeout: *timeout, Mix: m, Workers: *workers, Sessions: *sessions, Limit: *limit},
+		cfg: fleet.Config{Seed: *seed, Timeout: *timeout, Mix: m, Workers: *workers, Sessions: *sessions, Limit: *limit,
+			Impatient: *impatient, Patience: time.Duration(*patience * float64(*timeout))},
 		rounds: *rounds,
 		args:   args,
 	}

@@ -75,6 +75,9 @@ func report(w io.Writer, opts options, s *sims) error {
 			med(runs, func(r fleet.Summary) float64 { return float64(r.Probes) }),
 			complete, len(runs))
 	}
+	if p.Config.Impatient > 0 {
+		writeImpatient(&b, opts, s)
+	}
 	b.WriteString("\nPolicies:\n\n")
 	for _, pol := range opts.policies {
 		fmt.Fprintf(&b, "- `%s`: %s\n", pol.Name, pol.Note)
@@ -84,6 +87,49 @@ func report(w io.Writer, opts options, s *sims) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeImpatient is the table for impatient clients: refusals of hosts
+// that answer within every client's patience must be none, and a dead
+// host should be refused after two fan-outs, the second give-up.
+func writeImpatient(b *strings.Builder, opts options, s *sims) {
+	c := s.plan.Config
+	n := 0
+	for _, d := range s.plan.Patience {
+		if d > 0 {
+			n++
+		}
+	}
+	fmt.Fprintf(b, "\nImpatient clients: %d of %d workers give up after %.2g T (their request's own deadline); slow hosts need 3/4 T. Medians over rounds.\n\n", n, c.Workers, float64(c.Patience)/float64(c.Timeout))
+	b.WriteString("| policy | false refusals of hosts answering within every client's patience | false refusals of slow hosts | dead hosts: fan-outs before the first refusal, median / max | dead hosts never refused |\n")
+	b.WriteString("|---|---:|---:|---|---:|\n")
+	for _, pol := range opts.policies {
+		runs := s.runs[pol.Name]
+		if len(runs) == 0 {
+			continue
+		}
+		dead := 0
+		for _, h := range s.plan.Hosts {
+			if h.Kind == fleet.Dead {
+				dead++
+			}
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f / %.0f | %.0f |\n", pol.Name,
+			med(runs, func(r fleet.Summary) float64 { return float64(r.PatientRefusals) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(r.FalseRefusals[fleet.Slow]) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(quantileInt(r.DeadFanOuts, 0.5)) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(quantileInt(r.DeadFanOuts, 1)) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(dead - len(r.DeadFanOuts)) }))
+	}
+}
+
+func quantileInt(xs []int, q float64) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1)+0.5)]
 }
 
 func writeOutages(b *strings.Builder, rows []outageRow, t time.Duration, downFor int64) {
