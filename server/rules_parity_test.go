@@ -224,3 +224,43 @@ func settled(t *testing.T, g *guard.Guard, key string) {
 		return true
 	})
 }
+
+// TestTinyTimeoutHintTripsNothing: a client may ask for any header
+// timeout, but a wait it chose shorter than the floor says nothing about
+// the host; sent again and again, over the proxy and fetch, a 1 µs hint
+// leaves a healthy endpoint closed for every client.
+func TestTinyTimeoutHintTripsNothing(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	up := faulthost.Status(http.StatusOK)
+	t.Cleanup(up.Close)
+	pu, _ := url.Parse("http://" + f.proxy)
+	tr := &http.Transport{Proxy: http.ProxyURL(pu)}
+	t.Cleanup(tr.CloseIdleConnections)
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, up.URL()+"/x", nil)
+		req.Header.Set("Hostguard-Timeout", "0.000001")
+		resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusGatewayTimeout {
+			t.Fatalf("a 1 µs hint got %d; want 504, its own timeout", resp.StatusCode)
+		}
+		if a := f.do("GET", "/v1/fetch?timeout=0.000001&url="+url.QueryEscape(up.URL()+"/y"), nil); a.status != http.StatusGatewayTimeout {
+			t.Fatalf("fetch with a 1 µs timeout got %d; want 504", a.status)
+		}
+	}
+	if st, n := guardSays(f.s.guard, up.URL()); st != "closed" || n != 0 {
+		t.Fatalf("after six 1 µs hints the endpoint is %s with %d failures; want closed with none", st, n)
+	}
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(up.URL() + "/z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a plain request after the hints got %d; want the host's 200", resp.StatusCode)
+	}
+}
