@@ -17,22 +17,22 @@ import (
 	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
-// silentHost accepts connections on loopback, reads whatever comes and
+// mutedHost accepts connections on loopback, reads whatever comes and
 // never answers; it counts what it accepted.
-type silentHost struct {
+type mutedHost struct {
 	ln       net.Listener
 	accepted atomic.Int64
 	mu       sync.Mutex
 	conns    []net.Conn
 }
 
-func newSilentHost(t *testing.T) *silentHost {
+func newMutedHost(t *testing.T) *mutedHost {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &silentHost{ln: ln}
+	h := &mutedHost{ln: ln}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -70,7 +70,7 @@ func TestDefaultDaemonTripsForShortTimeouts(t *testing.T) {
 	pu, _ := url.Parse("http://" + d.proxy)
 	for _, scheme := range []string{"http", "https"} {
 		t.Run(scheme, func(t *testing.T) {
-			host := newSilentHost(t)
+			host := newMutedHost(t)
 			ep := scheme + "://" + host.ln.Addr().String()
 			// Go's transport finishes a dial (the CONNECT and the TLS
 			// handshake) in the background after the request's timeout,
