@@ -60,6 +60,10 @@ func (e *InputError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) hold.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
+// InputField returns Field and Reason, so that the daemon finds this
+// package's input errors like every other package's.
+func (e *InputError) InputField() (field, reason string) { return e.Field, e.Reason }
+
 func invalidf(field, format string, args ...any) error {
 	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

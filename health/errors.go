@@ -33,6 +33,10 @@ func (e *InputError) Error() string {
 // Is makes every InputError match ErrInvalid.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
+// InputField returns Field and Reason, so that the daemon finds this
+// package's input errors like every other package's.
+func (e *InputError) InputField() (field, reason string) { return e.Field, e.Reason }
+
 func invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
-	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/failure"
-	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
-	"github.com/hostguard/hostguard/health"
+	"github.com/hostguard/hostguard/internal/inputerr"
 	"github.com/hostguard/hostguard/internal/storeerr"
 	"github.com/hostguard/hostguard/internal/strictjson"
 	"github.com/hostguard/hostguard/retry"
@@ -206,23 +204,8 @@ func inputAnswer(err error) *apiError {
 
 // libraryInput finds the typed input error of a library package in err.
 func libraryInput(err error) (field, reason string, ok bool) {
-	if e, ok := errors.AsType[*guard.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*budget.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*evidence.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*health.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*retry.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*feed.InputError](err); ok {
-		return e.Field, e.Reason, true
+	if field, reason, ok := inputerr.Find(err); ok {
+		return field, reason, true
 	}
 	// guard.Key's errors name no field of their own; the handler blames
 	// the one that held the URL.

@@ -4,14 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hostguard/hostguard/budget"
-	"github.com/hostguard/hostguard/evidence"
-	"github.com/hostguard/hostguard/feed"
-	"github.com/hostguard/hostguard/feed/newznab"
-	"github.com/hostguard/hostguard/guard"
-	"github.com/hostguard/hostguard/leader"
-	"github.com/hostguard/hostguard/retry"
-	"github.com/hostguard/hostguard/transport"
+	"github.com/hostguard/hostguard/internal/inputerr"
 )
 
 // ErrInvalid is matched by every *InputError: errors.Is(err, ErrInvalid)
@@ -37,6 +30,10 @@ func (e *InputError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalid) hold.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
+// InputField returns Field and Reason, so that the daemon finds this
+// package's input errors like every other package's.
+func (e *InputError) InputField() (field, reason string) { return e.Field, e.Reason }
 
 func invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
@@ -65,36 +62,9 @@ func under(prefix string, err error) error {
 
 // InputField returns the field and reason of the first typed input error
 // in err's chain, from the server or from any library package whose input
-// the daemon passes on. The server's own comes first: it carries a part's
-// field under its place (guard.window, feeds[1].url). The command line uses
-// it too, so that the list of packages is written once.
+// the daemon passes on (each implements inputerr.Error). The server's own
+// comes first in a chain: it carries a part's field under its place
+// (guard.window, feeds[1].url). The command line uses it too.
 func InputField(err error) (field, reason string, ok bool) {
-	if e, ok := errors.AsType[*InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*guard.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*transport.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*budget.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*evidence.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*retry.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*leader.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*feed.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	if e, ok := errors.AsType[*newznab.InputError](err); ok {
-		return e.Field, e.Reason, true
-	}
-	return "", "", false
+	return inputerr.Find(err)
 }

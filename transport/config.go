@@ -41,6 +41,10 @@ func (e *InputError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) hold.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
+// InputField returns Field and Reason, so that the daemon finds this
+// package's input errors like every other package's.
+func (e *InputError) InputField() (field, reason string) { return e.Field, e.Reason }
+
 // Config configures a Transport. The zero value is ready to use.
 type Config struct {
 	// Base sends the requests. nil means a clone of http.DefaultTransport.

@@ -33,6 +33,10 @@ func (e *InputError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
+// InputField returns Field and Reason, so that the daemon finds this
+// package's input errors like every other package's.
+func (e *InputError) InputField() (field, reason string) { return e.Field, e.Reason }
+
 // Conditions an indexer reports with an error document. *Error matches
 // exactly one of them.
 var (

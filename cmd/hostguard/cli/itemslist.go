@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/server"
 )
 
 // itemsList is `hostguard items list`: a page of items, filtered, and the
@@ -32,7 +33,8 @@ func itemsList(args []string, stdout, stderr io.Writer) int {
 	}
 	if *state != "" {
 		if _, err := retry.ParseStates(*state); err != nil {
-			return cmd.refuse("--state: %v", strings.TrimPrefix(err.Error(), "retry: state: "))
+			_, reason, _ := server.InputField(err)
+			return cmd.refuse("--state: %s", reason)
 		}
 		q.Set("state", *state)
 	}
