@@ -1,0 +1,89 @@
+"""The clients hostguard is for, each with a 2 s timeout, against a host
+that accepts connections and never answers, through a daemon started with
+its default settings (as the README starts it, plus --allow-private for a
+loopback host): four requests each, over http:// and https://. The guard
+must trip on the give-ups, so that the later requests fail fast without
+reaching the host, and is_fast_fail must say so."""
+
+from __future__ import annotations
+
+import threading
+import unittest
+from typing import Any, Callable, Dict, List, Tuple
+
+from hostguard import Client, is_fast_fail
+
+from ._daemon import Daemon
+from ._libs import aiohttp_get, curl_get, httpx_get, requests_get, urllib_get
+from ._targets import SilentHost, third_party, wait_for
+
+TIMEOUT = 2.0
+REQUESTS = 4
+
+CLIENTS: Dict[str, Callable[[str, str, float], Any]] = {
+    "curl": curl_get,
+    "urllib": urllib_get,
+    "requests": requests_get,
+    "httpx": httpx_get,
+    "aiohttp": aiohttp_get,
+}
+
+
+class SilentHostTest(unittest.TestCase):
+    def test_short_timeouts_trip_the_guard_under_the_defaults(self) -> None:
+        available = {}
+        for name, get in CLIENTS.items():
+            if name in ("requests", "httpx", "aiohttp"):
+                try:
+                    third_party(name)
+                except unittest.SkipTest:
+                    continue
+            available[name] = get
+        daemon = Daemon(tuned=False)
+        self.addCleanup(daemon.stop)
+        proxy = "http://" + daemon.proxy
+        hg = Client(daemon.api, timeout=10)
+
+        def settled(endpoint: str) -> bool:
+            return all(e.get("tickets_out", 0) == 0 for e in hg.guard.list() if e["endpoint"] == endpoint)
+
+        results: Dict[Tuple[str, str], Tuple[List[Any], int]] = {}
+        errors: List[BaseException] = []
+
+        def run(name: str, get: Callable[[str, str, float], Any], scheme: str) -> None:
+            host = SilentHost()
+            try:
+                endpoint = "%s://127.0.0.1:%d" % (scheme, host.port)
+                got = []
+                for _ in range(REQUESTS):
+                    got.append(get(endpoint + "/live/1.ts", proxy, TIMEOUT))
+                    # The daemon learns of a give-up when the client's
+                    # connection closes; the next request must find it
+                    # counted.
+                    wait_for(lambda: settled(endpoint), "%s %s: the daemon to settle the request" % (name, scheme))
+                results[(name, scheme)] = (got, host.accepted)
+            except BaseException as e:  # reported from the main thread
+                errors.append(e)
+            finally:
+                host.close()
+
+        # Each client and scheme has a silent host of its own, so they run
+        # side by side: four give-ups would otherwise cost 8 s each.
+        threads = [threading.Thread(target=run, args=(n, g, s)) for n, g in available.items() for s in ("http", "https")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        if errors:
+            raise errors[0]
+        for (name, scheme), (got, accepted) in sorted(results.items()):
+            with self.subTest(client=name, scheme=scheme):
+                verdicts = [is_fast_fail(x) for x in got]
+                self.assertEqual(verdicts, [False, False, True, True],
+                                 "%s %s: fast-fails per request; got %r" % (name, scheme, got))
+                self.assertEqual(accepted, 2, "%s %s: connections the silent host accepted" % (name, scheme))
+        self.assertEqual(len(results), 2 * len(available))
+
+
+if __name__ == "__main__":
+    unittest.main()
