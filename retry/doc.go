@@ -33,6 +33,16 @@
 // that new evidence beats old pessimism. A source that keeps reporting the
 // same item raises its priority once, not on every sighting.
 //
+// # Hosts
+//
+// An item may name the host it depends on (NewItem.Host, Outcome.Host).
+// When that host answers again, WakeHost makes its items that wait out a
+// host-level failure (IsHostClass: timeout, refused, a DNS failure, ...)
+// due within Config.WakeJitter, keeping their place on the ladder: a
+// recovery seen anywhere beats the pessimism of an old failure. The
+// daemon calls it on a successful touch of the host tracker and when a
+// guard endpoint closes on an answer.
+//
 // # Leases
 //
 // Claim hands out due items, highest priority first, each under a lease
