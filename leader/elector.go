@@ -250,13 +250,14 @@ func (e *Elector) margin() time.Duration { return e.cfg.LeaseFor - e.cfg.RenewEv
 
 // renewAfter is the wait before renewing a lease whose campaign or
 // renewal was sent at sent: RenewEvery, or less when the call took so
-// long that the watchdog would stop this term before a renewal RenewEvery
-// from now came back. A campaign that took 7.5 s of a 15 s lease would
-// otherwise lose its term 5 s after winning it, when the renewal and the
-// watchdog fall due together; renewed at once, the term counts from then.
+// long that the renewal would fall due less than half an interval before
+// the watchdog stops the term. A campaign that took 7.5 s of a 15 s lease
+// would otherwise lose its term 5 s after winning it, when the renewal
+// and the watchdog fall due together; renewed 2.5 s after winning, the
+// term counts from then.
 func (e *Elector) renewAfter(sent time.Time) time.Duration {
 	left := time.Until(sent.Add(e.margin()))
-	return max(0, min(e.cfg.RenewEvery, left-e.cfg.RenewEvery))
+	return max(0, min(e.cfg.RenewEvery, left-e.cfg.RenewEvery/2))
 }
 
 func (e *Elector) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Microsecond) }
