@@ -35,7 +35,7 @@ func TestImpatientClients(t *testing.T) {
 	if len(hg.DeadFanOuts) != 1 || hg.DeadFanOuts[0] != 2 {
 		t.Errorf("the silent host was first refused after %v fan-outs; want [2], a trip on the second give-up", hg.DeadFanOuts)
 	}
-	if hg.FalseRefusals[Slow] != 0 || hg.FalseRefusals[Healthy] != 0 || hg.PatientRefusals != 0 {
+	if hg.FalseRefusals[Slow] != 0 || hg.FalseRefusals[Healthy] != 0 || hg.PatientRefusals != 0 || hg.SlowAfterAnswer != 0 {
 		t.Errorf("hostguard refused hosts that answer: %v, %d within every client's patience", hg.FalseRefusals, hg.PatientRefusals)
 	}
 	// Without a breaker every request reaches the network, and nothing

@@ -25,10 +25,14 @@ type Summary struct {
 	// FalseRefusals counts requests refused while their host was up, by
 	// the host's kind.
 	FalseRefusals map[Kind]int
-	// PatientRefusals counts requests refused while their host was up
-	// and answers within every client's patience (its latency is below
-	// the shortest): refusals no client's own give-up can excuse.
+	// PatientRefusals counts refused requests to hosts that are never
+	// down and answer within every client's patience (their latency is
+	// below the shortest): refusals no give-up or outage can excuse.
 	PatientRefusals int
+	// SlowAfterAnswer counts refused requests to slow hosts that started
+	// after some request to the same host had been answered: refusals
+	// of a host seen answering, which impatient clients must not cause.
+	SlowAfterAnswer int
 	// DeadFanOuts holds, for each dead host refused during the run, how
 	// many fan-outs (each one piece of evidence) reached it before its
 	// first refusal: 2 is a trip on the second give-up.
@@ -59,7 +63,7 @@ func Summarize(p *Plan, r *Result) Summary {
 		switch {
 		case q.Refused && q.Up:
 			s.FalseRefusals[p.Hosts[q.Host].Kind]++
-			if p.Hosts[q.Host].Latency < shortestPatience(p) {
+			if h := p.Hosts[q.Host]; len(h.Schedule) == 0 && h.Latency < shortestPatience(p) {
 				s.PatientRefusals++
 			}
 		case q.Sent():
@@ -78,6 +82,8 @@ func Summarize(p *Plan, r *Result) Summary {
 		reqs := perHost[h]
 		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start < reqs[j].Start })
 		switch spec.Kind {
+		case Slow:
+			s.SlowAfterAnswer += refusedAfterAnswer(reqs)
 		case Dead:
 			s.DeadWaste = append(s.DeadWaste, waiting(reqs, 0, r.Wall))
 			if n, ok := fanOutsBeforeRefusal(r.FanOuts, reqs, h); ok {
@@ -119,6 +125,24 @@ func shortestPatience(p *Plan) time.Duration {
 		}
 	}
 	return least
+}
+
+// refusedAfterAnswer counts the requests (sorted by start) refused after
+// the first answer to any of them had arrived.
+func refusedAfterAnswer(reqs []Request) int {
+	first := time.Duration(-1)
+	for _, q := range reqs {
+		if end := q.Start + q.Dur; q.Status != 0 && (first < 0 || end < first) {
+			first = end
+		}
+	}
+	n := 0
+	for _, q := range reqs {
+		if first >= 0 && q.Refused && q.Start > first {
+			n++
+		}
+	}
+	return n
 }
 
 // fanOutsBeforeRefusal counts the fan-outs to host that started before

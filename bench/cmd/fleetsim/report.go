@@ -101,8 +101,8 @@ func writeImpatient(b *strings.Builder, opts options, s *sims) {
 		}
 	}
 	fmt.Fprintf(b, "\nImpatient clients: %d of %d workers give up after %.2g T (their request's own deadline); slow hosts need 3/4 T. Medians over rounds.\n\n", n, c.Workers, float64(c.Patience)/float64(c.Timeout))
-	b.WriteString("| policy | false refusals of hosts answering within every client's patience | false refusals of slow hosts | dead hosts: fan-outs before the first refusal, median / max | dead hosts never refused |\n")
-	b.WriteString("|---|---:|---:|---|---:|\n")
+	b.WriteString("| policy | refusals of hosts never down that answer within every client's patience | refusals of slow hosts | … of slow hosts once seen answering | dead hosts: fan-outs before the first refusal, median / max | dead hosts never refused |\n")
+	b.WriteString("|---|---:|---:|---:|---|---:|\n")
 	for _, pol := range opts.policies {
 		runs := s.runs[pol.Name]
 		if len(runs) == 0 {
@@ -114,9 +114,10 @@ func writeImpatient(b *strings.Builder, opts options, s *sims) {
 				dead++
 			}
 		}
-		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f / %.0f | %.0f |\n", pol.Name,
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | %.0f / %.0f | %.0f |\n", pol.Name,
 			med(runs, func(r fleet.Summary) float64 { return float64(r.PatientRefusals) }),
 			med(runs, func(r fleet.Summary) float64 { return float64(r.FalseRefusals[fleet.Slow]) }),
+			med(runs, func(r fleet.Summary) float64 { return float64(r.SlowAfterAnswer) }),
 			med(runs, func(r fleet.Summary) float64 { return float64(quantileInt(r.DeadFanOuts, 0.5)) }),
 			med(runs, func(r fleet.Summary) float64 { return float64(quantileInt(r.DeadFanOuts, 1)) }),
 			med(runs, func(r fleet.Summary) float64 { return float64(dead - len(r.DeadFanOuts)) }))
