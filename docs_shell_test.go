@@ -1,7 +1,6 @@
 package hostguard_test
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -21,11 +20,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/logtest"
 	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
@@ -110,7 +109,7 @@ func newShellEnv(t *testing.T, binDir string, extra ...string) *shellEnv {
 	return &shellEnv{t: t, dir: t.TempDir(), binDir: binDir, extra: extra}
 }
 
-func (e *shellEnv) cmd(script string) (*exec.Cmd, *lockedBuffer, *lockedBuffer, string) {
+func (e *shellEnv) cmd(script string) (*exec.Cmd, *logtest.Buffer, *logtest.Buffer, string) {
 	sleeps := filepath.Join(e.dir, "sleeps")
 	_ = os.Remove(sleeps)
 	cmd := exec.Command("bash", "-c", shellPrelude+script)
@@ -121,7 +120,7 @@ func (e *shellEnv) cmd(script string) (*exec.Cmd, *lockedBuffer, *lockedBuffer, 
 		"HG_SERVE_API=" + freeAddr(e.t), "HG_SERVE_PROXY=" + freeAddr(e.t),
 		"HG_SERVE_LOG=" + filepath.Join(e.dir, "serve.log"), "HG_SLEEPS=" + sleeps}
 	cmd.Env = append(env, e.extra...)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr logtest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr, sleeps
 }
@@ -177,28 +176,9 @@ func (e *shellEnv) runUntil(script, what string, cond func(shellRun) bool) shell
 	return r
 }
 
-// lockedBuffer is an output a test reads while the process still writes
-// it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 var curlLine = regexp.MustCompile(`(?m)^hostguard-test: (\d{3}) (\d{3}) (\S*)$`)
 
-func finishRun(stdout, stderr *lockedBuffer, sleeps string, err error) shellRun {
+func finishRun(stdout, stderr *logtest.Buffer, sleeps string, err error) shellRun {
 	r := shellRun{stdout: stdout.String(), err: err}
 	for _, m := range curlLine.FindAllStringSubmatch(stderr.String(), -1) {
 		code, _ := strconv.Atoi(m[1])
@@ -231,7 +211,7 @@ func startDocDaemon(t *testing.T, bin string, env []string, args ...string) docD
 	d := docDaemon{api: freeAddr(t), proxy: freeAddr(t)}
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", d.api, "--proxy-listen", d.proxy}, args...)...)
 	cmd.Env = append([]string{"HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "PATH=" + os.Getenv("PATH")}, env...)
-	var log lockedBuffer
+	var log logtest.Buffer
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

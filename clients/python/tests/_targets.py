@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 import unittest
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 
 def third_party(name: str) -> Any:
@@ -49,16 +49,19 @@ class Cert:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class Upstream503:
-    """A host that answers every request with its own 503 and Retry-After,
-    and no Proxy-Status: what an overloaded site sends."""
+class Upstream:
+    """A host answering every GET with a fixed status, body and headers,
+    over http:// or, given a certificate, TLS. With 503 and Retry-After it
+    is what an overloaded site sends: no Proxy-Status."""
 
-    def __init__(self, cert: Optional[Cert] = None) -> None:
+    def __init__(self, status: int, body: bytes, content_type: str = "text/plain",
+                 headers: Optional[Dict[str, str]] = None, cert: Optional[Cert] = None) -> None:
         class H(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-                body = b"busy"
-                self.send_response(503)
-                self.send_header("Retry-After", "30")
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -73,7 +76,7 @@ class Upstream503:
             ctx.load_cert_chain(cert.cert, cert.key)
             self.srv.socket = ctx.wrap_socket(self.srv.socket, server_side=True)
             scheme = "https"
-        self.url = "%s://127.0.0.1:%d/" % (scheme, self.srv.server_address[1])
+        self.url = "%s://127.0.0.1:%d" % (scheme, self.srv.server_address[1])
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
     def close(self) -> None:

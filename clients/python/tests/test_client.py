@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import http.server
 import os
 import socket
 import threading
@@ -27,6 +26,7 @@ from hostguard import (
 )
 
 from ._daemon import Daemon, dead_port
+from ._targets import Upstream
 
 TOKEN = "test-token-0123456789"
 
@@ -48,30 +48,6 @@ def refused(port: int) -> None:
     """A request of one's own to a dead port: raises ConnectionRefusedError."""
     with socket.create_connection(("127.0.0.1", port), timeout=2):
         pass
-
-
-class Upstream:
-    """A local HTTP server answering every GET with a fixed status and body."""
-
-    def __init__(self, status: int, body: bytes, content_type: str = "text/plain") -> None:
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *a: object) -> None:
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.srv.shutdown()
-        self.srv.server_close()
 
 
 class GuardTest(unittest.TestCase):

@@ -12,7 +12,7 @@ from hostguard import FastFail, is_fast_fail
 
 from ._daemon import Daemon, dead_port
 from ._libs import Answer, aiohttp_get, catch, curl_get, httpx_get, proxy_env, requests_get, urllib_get
-from ._targets import Cert, Upstream503, third_party
+from ._targets import Cert, Upstream, third_party
 
 FF_HEADER = 'hostguard; error=destination_unavailable; details="endpoint http://h:1 is not answering"'
 
@@ -22,8 +22,8 @@ def setUpModule() -> None:
     DAEMON = Daemon()
     PROXY = "http://" + DAEMON.proxy
     CERT = Cert()
-    UP_HTTP = Upstream503()
-    UP_TLS = Upstream503(CERT)
+    UP_HTTP = Upstream(503, b"busy", headers={"Retry-After": "30"})
+    UP_TLS = Upstream(503, b"busy", headers={"Retry-After": "30"}, cert=CERT)
 
 
 def tearDownModule() -> None:
@@ -74,7 +74,7 @@ class LibraryCase:
             t.assertFalse(is_fast_fail(x), "refused request %d: %r" % (i + 1, x))
         ff = self.get(url)
         t.assertTrue(is_fast_fail(ff), "fast-fail not recognised in %r" % (ff,))
-        own = self.get(UP_HTTP.url if scheme == "http" else UP_TLS.url)
+        own = self.get((UP_HTTP.url if scheme == "http" else UP_TLS.url) + "/")
         t.assertFalse(is_fast_fail(own), "the upstream's own 503: %r" % (own,))
         return ff
 
