@@ -58,8 +58,11 @@ type Config struct {
 	// guard.Config.OnTransition.
 	Guard *guard.Guard
 
-	// HeaderTimeout bounds the wait for response headers, per hop. Expiry
-	// counts as the host not answering. Zero means DefaultHeaderTimeout
+	// HeaderTimeout bounds connecting, and then the wait for response
+	// headers from the moment the host has the whole request, per hop:
+	// sending a request body is the caller's time. Expiry counts as the
+	// host not answering, whatever its length: it is the operator's own
+	// bound, not a caller's give-up (see guard.WaitError). Zero means DefaultHeaderTimeout
 	// (30s); negative is invalid, because a guard keyed on "the host did
 	// not answer" is only useful once not answering is bounded.
 	HeaderTimeout time.Duration

@@ -3,8 +3,11 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -97,5 +100,54 @@ func TestCallersDeadlineAboveTheFloorCounts(t *testing.T) {
 	}
 	if st := g.State(h.URL()); st != guard.Open {
 		t.Fatalf("after two 300 ms deadlines: %v; want open", st)
+	}
+}
+
+// slowBody is an upload that takes its time: each Read waits a tick.
+type slowBody struct {
+	left int
+	tick <-chan time.Time
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	<-b.tick
+	b.left--
+	p[0] = 'x'
+	return 1, nil
+}
+
+// TestUploadIsNotCharged: sending the request body is the caller's time.
+// An upload that takes several header timeouts still gets its answer,
+// and the header timeout starts only once the host has the whole request.
+func TestUploadIsNotCharged(t *testing.T) {
+	t.Parallel()
+	const header = 200 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
+	}))
+	t.Cleanup(srv.Close)
+	g := guard.New(guard.Config{Disabled: func() bool { return false }})
+	tr := transport.New(transport.Config{Guard: g, HeaderTimeout: header})
+	t.Cleanup(tr.CloseIdleConnections)
+	tick := time.NewTicker(header / 2)
+	defer tick.Stop()
+	// Ten ticks of header/2: the upload takes five header timeouts.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, &slowBody{left: 10, tick: tick.C})
+	req.ContentLength = 10
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("a slow upload: %v; want the host's answer", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "10" {
+		t.Fatalf("host read %q bytes; want 10", b)
+	}
+	if st := g.State(srv.URL); st != guard.Closed {
+		t.Fatalf("endpoint %v after a slow upload; want closed", st)
 	}
 }
