@@ -1,6 +1,7 @@
 package breakers_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -57,6 +58,7 @@ type lib struct {
 func libs() []lib {
 	return []lib{
 		{name: "hostguard", closed: hostguardClosed(guard.Config{MaxEndpoints: roomForMany}), open: hostguardOpen},
+		{name: "hostguard-share", closed: hostguardClosed(guard.Config{MaxEndpoints: roomForMany, Share: &shareCounter}), open: hostguardOpen},
 		{name: "gobreaker", closed: gobreakerClosed, open: gobreakerOpen},
 		{name: "failsafe", closed: failsafeClosed, open: failsafeOpen},
 	}
@@ -162,17 +164,37 @@ func failsafeOpen(b *testing.B) func() {
 	}
 }
 
+// countingSharer counts the guard's calls to its Sharer and Claimer: each
+// would be a statement on a store.
+type countingSharer struct{ calls atomic.Int64 }
+
+func (c *countingSharer) Publish(guard.Transition) { c.calls.Add(1) }
+
+func (c *countingSharer) Claim(context.Context, guard.ClaimParams) (guard.Lease, error) {
+	c.calls.Add(1)
+	return guard.Lease{Held: true}, nil
+}
+
+// shareCounter is the Sharer of "hostguard-share": sharing on, as the
+// daemon runs on PostgreSQL, with the store replaced by a count.
+var shareCounter countingSharer
+
 // BenchmarkClosed is one admitted call on a healthy endpoint, serially.
+// For hostguard-share it also reports the store calls per call.
 func BenchmarkClosed(b *testing.B) {
 	for _, l := range libs() {
 		b.Run("lib="+l.name, func(b *testing.B) {
 			call := l.closed(b, 1)
+			before := shareCounter.calls.Load()
 			b.ReportAllocs()
 			start := cpuTime(b)
 			for b.Loop() {
 				call(0)
 			}
 			reportCPU(b, start)
+			if l.name == "hostguard-share" {
+				b.ReportMetric(float64(shareCounter.calls.Load()-before)/float64(b.N), "store-calls/op")
+			}
 		})
 	}
 }
