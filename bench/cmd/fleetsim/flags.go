@@ -16,10 +16,11 @@ type options struct {
 	cfg      fleet.Config
 	rounds   int
 	policies []fleet.Policy
-	outage   bool     // run the long-outage phase too
-	downFor  int64    // its outage, in T
-	caps     []int64  // growth caps (×T) the long-outage phase compares
-	args     []string // as given, for the report
+	outage   bool        // run the long-outage phase too
+	downFor  int64       // its outage, in T
+	caps     []int64     // growth caps (×T) the long-outage phase compares
+	args     []string    // as given, for the report
+	lags     *fleet.Lags // sharing delays of the -nodes policy; nil without it
 }
 
 func parseFlags(args []string, log io.Writer) (options, error) {
@@ -39,6 +40,8 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		downFor   = fs.Int64("outage-for", 30, "the long-outage phase's outage in T; the host then stays up a third as long")
 		impatient = fs.Float64("impatient", 0, "share of workers (0..1) whose clients give up before a slow host answers")
 		patience  = fs.Float64("patience", 0.5, "how long an impatient worker waits, in T (default half)")
+		nodes     = fs.Int("nodes", 0, "also run hostguard on this many nodes over PostgreSQL (-pg), sharing verdicts and not; 0: no")
+		pg        = fs.String("pg", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL for -nodes; each run gets a schema of its own")
 	)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -67,6 +70,13 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 	}
 	if opts.policies, err = parsePolicies(*policies); err != nil {
 		return options{}, err
+	}
+	if *nodes < 0 || *nodes > 64 {
+		return options{}, fmt.Errorf("fleetsim: -nodes %d, want 0..64", *nodes)
+	}
+	if *nodes > 0 {
+		opts.lags = &fleet.Lags{}
+		opts.policies = append(opts.policies, fleet.NodesPolicy(*pg, *nodes, true, opts.lags), fleet.NodesPolicy(*pg, *nodes, false, nil))
 	}
 	opts.outage = *outage
 	if *downFor < 3 || *downFor > 1000 {

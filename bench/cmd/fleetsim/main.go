@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 )
 
 func main() {
@@ -38,5 +39,13 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return report(out, opts, sims)
+	if err := report(out, opts, sims); err != nil {
+		return err
+	}
+	if opts.lags != nil {
+		n, p50, p99 := opts.lags.Quantiles()
+		fmt.Fprintf(out, "\nSharing delay (a node's trip to another node's adoption, %d deliveries): p50 %v, p99 %v\n",
+			n, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond))
+	}
+	return nil
 }
