@@ -128,9 +128,15 @@ func (ep *endpoint) observe(now time.Time, tr *transitions) {
 // (see Guard.openFor). Call with mu held.
 func (g *Guard) trip(ep *endpoint, now time.Time) {
 	ep.openings++
+	g.openPeriod(ep, now, now, now.Add(g.openFor(ep.key, ep.openings)))
+}
+
+// openPeriod opens the record from at until until, as seen at now. Call
+// with mu held.
+func (g *Guard) openPeriod(ep *endpoint, now, at, until time.Time) {
 	ep.open = true
-	ep.openedAt = now
-	ep.openUntil = now.Add(g.openFor(ep.key, ep.openings))
+	ep.openedAt = at
+	ep.openUntil = until
 	ep.streak = ep.streak[:0]
 	ep.setTrial(0)
 	asked := ep.flags.Load()&fAsked != 0

@@ -248,18 +248,7 @@ func (g *Guard) adoptable(ep *endpoint, t *Transition) bool {
 // not count towards growth: only this guard's own trips do. Call with
 // ep.mu held.
 func (g *Guard) adopt(ep *endpoint, now time.Time, t *Transition) {
-	ep.open = true
-	ep.openedAt = t.At
-	ep.openUntil = t.Until
-	ep.streak = ep.streak[:0]
-	ep.setTrial(0)
-	asked := ep.flags.Load()&fAsked != 0
-	ep.endCycle()
-	ep.openNs.Store(g.since(ep.openUntil))
-	ep.flags.Or(fOpen | fEvidence)
-	if asked {
-		g.noteDemand(ep, now)
-	}
+	g.openPeriod(ep, now, t.At, t.Until)
 }
 
 // claimFirst reports whether ep's trial must wait for the cluster's lease

@@ -59,6 +59,17 @@ func quiet(t *testing.T, from guard.Link, got chan guard.Transition, what string
 	}
 }
 
+// twoLinks opens links "a" and "b" on a new database, leases timed by
+// the clock it returns.
+func twoLinks(t *testing.T, newHarness NewFunc) (*Harness, *clocktest.Clock, guard.Link, guard.Link, chan guard.Transition) {
+	t.Helper()
+	h := newHarness(t)
+	clk := clocktest.New(shareT0)
+	a, _ := linkOn(t, h, "a", clk)
+	b, gotB := linkOn(t, h, "b", clk)
+	return h, clk, a, b, gotB
+}
+
 func testGuardShare(t *testing.T, newHarness NewFunc) {
 	const ep = "http://dead.test"
 	opened := guard.Transition{Endpoint: ep, Change: guard.ChangeOpened, At: shareT0,
@@ -87,10 +98,7 @@ func testGuardShare(t *testing.T, newHarness NewFunc) {
 	})
 
 	t.Run("an answer removes the opening everywhere", func(t *testing.T) {
-		h := newHarness(t)
-		clk := clocktest.New(shareT0)
-		a, _ := linkOn(t, h, "a", clk)
-		b, gotB := linkOn(t, h, "b", clk)
+		h, clk, a, b, gotB := twoLinks(t, newHarness)
 		a.Publish(opened)
 		receive(t, gotB, "opening")
 		a.Publish(guard.Transition{Endpoint: ep, Change: guard.ChangeAnswered, At: shareT0.Add(time.Second)})
@@ -102,10 +110,7 @@ func testGuardShare(t *testing.T, newHarness NewFunc) {
 	})
 
 	t.Run("reset-all clears every opening", func(t *testing.T) {
-		h := newHarness(t)
-		clk := clocktest.New(shareT0)
-		a, _ := linkOn(t, h, "a", clk)
-		b, gotB := linkOn(t, h, "b", clk)
+		h, clk, a, b, gotB := twoLinks(t, newHarness)
 		a.Publish(opened)
 		other := opened
 		other.Endpoint = "http://other.test"
@@ -118,10 +123,7 @@ func testGuardShare(t *testing.T, newHarness NewFunc) {
 	})
 
 	t.Run("expired openings are not loaded", func(t *testing.T) {
-		h := newHarness(t)
-		clk := clocktest.New(shareT0)
-		a, _ := linkOn(t, h, "a", clk)
-		b, gotB := linkOn(t, h, "b", clk)
+		h, clk, a, b, gotB := twoLinks(t, newHarness)
 		a.Publish(opened)
 		receive(t, gotB, "opening")
 		clk.Set(opened.Until)
@@ -130,10 +132,7 @@ func testGuardShare(t *testing.T, newHarness NewFunc) {
 	})
 
 	t.Run("one lease per open period; it expires for another node", func(t *testing.T) {
-		h := newHarness(t)
-		clk := clocktest.New(shareT0)
-		a, _ := linkOn(t, h, "a", clk)
-		b, _ := linkOn(t, h, "b", clk)
+		_, clk, a, b, _ := twoLinks(t, newHarness)
 		p := guard.ClaimParams{Endpoint: ep, Until: opened.Until}
 		claim := func(l guard.Link, who string, held bool) guard.Lease {
 			t.Helper()
