@@ -63,6 +63,9 @@ func Policies() []Policy {
 		{Name: "none", Note: "no breaker, client timeout only", New: newPlain},
 		{Name: "hostguard", Note: fmt.Sprintf("the daemon's settings: guard defaults scaled (Threshold 2, Window 4T, OpenFor T), probes through transport.ProbeFunc, MaxOpenFor %gT", float64(DaemonMaxOpenFor)), New: newHostguard(true, DaemonMaxOpenFor, false)},
 		{Name: "hostguard-probeT", Note: "the daemon's settings, but every probe waits the whole T (the wait rule off), as before the probe's wait followed the host's need", New: newHostguard(true, DaemonMaxOpenFor, true)},
+		{Name: "hostguard-trip1", Note: "the daemon's settings with Threshold 1: one fan-out of timeouts trips, the seed's two-fan-out trip rule dropped", New: func(env Env) Client {
+			return newHostguardConfig(env, true, DaemonMaxOpenFor, false, 1)
+		}},
 		{Name: "hostguard-probes", Note: "probes without growth (MaxOpenFor 0)", New: newHostguard(true, 0, false)},
 		{Name: "hostguard-growth", Note: fmt.Sprintf("growth alone (MaxOpenFor %gT), no probes", float64(DaemonMaxOpenFor)), New: newHostguard(false, DaemonMaxOpenFor, false)},
 		{Name: "hostguard-seed", Note: "the seed's rules: no probes, no growth; the first request after the open period is the trial", New: newHostguard(false, 0, false)},
@@ -130,25 +133,29 @@ type hostguardClient struct {
 // or without probes, and with MaxOpenFor = maxOpenFor × T (0: no growth).
 // fullWait turns the wait rule off, so that probes wait the whole T.
 func newHostguard(probe bool, maxOpenFor time.Duration, fullWait bool) func(Env) Client {
-	return func(env Env) Client {
-		cfg := guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: maxOpenFor * env.Timeout,
-			WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
-		if fullWait {
-			cfg.WaitFloor = -1
-		}
-		if probe {
-			send := transport.ProbeFunc(env.Base, env.Timeout)
-			cfg.Probe = func(ctx context.Context, endpoint string) error {
-				if env.Probes != nil {
-					env.Probes.Add(1)
-				}
-				return send(ctx, endpoint)
-			}
-		}
-		g := guard.New(cfg)
-		rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
-		return &hostguardClient{c: &http.Client{Transport: rt}, g: g}
+	return func(env Env) Client { return newHostguardConfig(env, probe, maxOpenFor, fullWait, 0) }
+}
+
+// newHostguardConfig is newHostguard's client with the guard's Threshold
+// set (0: the default).
+func newHostguardConfig(env Env, probe bool, maxOpenFor time.Duration, fullWait bool, threshold int) Client {
+	cfg := guard.Config{Threshold: threshold, Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: maxOpenFor * env.Timeout,
+		WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
+	if fullWait {
+		cfg.WaitFloor = -1
 	}
+	if probe {
+		send := transport.ProbeFunc(env.Base, env.Timeout)
+		cfg.Probe = func(ctx context.Context, endpoint string) error {
+			if env.Probes != nil {
+				env.Probes.Add(1)
+			}
+			return send(ctx, endpoint)
+		}
+	}
+	g := guard.New(cfg)
+	rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
+	return &hostguardClient{c: &http.Client{Transport: rt}, g: g}
 }
 
 // Close stops the guard's probes.
