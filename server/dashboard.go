@@ -75,9 +75,12 @@ func (p page) write(w http.ResponseWriter, status int, data string) {
 // dashboardData is what the page starts from: the report itself, so the
 // first paint needs no request, and how the script should behave.
 type dashboardData struct {
-	RefreshMS int64        `json:"refresh_ms"`
-	Session   bool         `json:"session"`
-	Report    statusReport `json:"report"`
+	RefreshMS int64 `json:"refresh_ms"`
+	Session   bool  `json:"session"`
+	// CSRF is the session's CSRF token, which the script sends with each
+	// action; empty without a session.
+	CSRF   string       `json:"csrf,omitempty"`
+	Report statusReport `json:"report"`
 }
 
 // dashboard serves GET /. With a token, requireTokenOrSession has already
@@ -89,8 +92,11 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	}
 	// encoding/json escapes <, > and &, so no name can end the script
 	// element the data sits in.
-	data, err := json.Marshal(dashboardData{RefreshMS: every.Milliseconds(), Session: s.token.set,
-		Report: s.statusReport(r.Context())})
+	d := dashboardData{RefreshMS: every.Milliseconds(), Session: s.token.set, Report: s.statusReport(r.Context())}
+	if c, err := r.Cookie(sessionCookie); err == nil && s.token.set && s.sessions.valid(c.Value) {
+		d.CSRF = s.sessions.csrf(c.Value)
+	}
+	data, err := json.Marshal(d)
 	if err != nil {
 		return failed("rendering the dashboard", err)
 	}

@@ -256,9 +256,9 @@ func observedID(err error) error {
 }
 
 // itemUnknownOp answers POST /v1/items/{id}/{op} for an op that is none
-// of the five, naming them: the mux's plain 404 would not.
+// of the six, naming them: the mux's plain 404 would not.
 func itemUnknownOp(_ http.ResponseWriter, r *http.Request) error {
-	return notFound("op", "unknown item operation %q; want succeed, fail, extend, release or observe", r.PathValue("op"))
+	return notFound("op", "unknown item operation %q; want succeed, fail, extend, release, observe or due-now", r.PathValue("op"))
 }
 
 func (s *Server) itemGet(w http.ResponseWriter, r *http.Request) error {

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,6 +27,15 @@ import (
 // to no other route: those want the header, which no page can make a
 // browser add. SameSite=Strict keeps it off requests from other sites,
 // and the browser guard refuses their Origin besides.
+//
+// The dashboard's actions (route.action) are the exception, and the
+// cookie alone is never enough for them: each needs, besides, the
+// session's CSRF token in the X-Hostguard-CSRF header. The token is an
+// HMAC of the session id under a key the daemon draws at start, written
+// into the dashboard's page for its script; a page of another origin can
+// neither read it (the cookie is HttpOnly, the page is not readable
+// across origins) nor add a header to a request it forges without a
+// CORS preflight, which the daemon never grants.
 const (
 	sessionCookie = "hostguard_session"
 	// maxSessions bounds the sessions held; a login beyond it ends the
@@ -31,6 +43,9 @@ const (
 	maxSessions = 256
 	// sessionLifetime is how long a login lasts; no activity extends it.
 	sessionLifetime = 12 * time.Hour
+	// csrfHeader carries the session's CSRF token on the dashboard's
+	// actions.
+	csrfHeader = "X-Hostguard-CSRF"
 	// maxLoginBody bounds the login form.
 	maxLoginBody = 4 << 10
 )
@@ -42,10 +57,29 @@ type sessionTable struct {
 	life time.Duration
 	now  func() time.Time
 	byID map[[sha256.Size]byte]time.Time
+	// csrfKey signs the sessions' CSRF tokens; it lives as long as the
+	// sessions do.
+	csrfKey [32]byte
 }
 
 func newSessionTable(max int, life time.Duration, now func() time.Time) *sessionTable {
-	return &sessionTable{max: max, life: life, now: now, byID: make(map[[sha256.Size]byte]time.Time)}
+	t := &sessionTable{max: max, life: life, now: now, byID: make(map[[sha256.Size]byte]time.Time)}
+	rand.Read(t.csrfKey[:])
+	return t
+}
+
+// csrf is the CSRF token of the session id: what the dashboard's script
+// sends in csrfHeader with each action.
+func (t *sessionTable) csrf(id string) string {
+	m := hmac.New(sha256.New, t.csrfKey[:])
+	m.Write([]byte("hostguard csrf\x00" + id))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// sessionName names a session in the log without giving away its id.
+func sessionName(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "session " + hex.EncodeToString(sum[:4])
 }
 
 // create starts a session and returns its id and expiry.
@@ -106,35 +140,63 @@ func (t *sessionTable) len() int {
 
 // sessionAllows reports whether r carries a live session cookie on a
 // request the cookie may authenticate: a read, from the daemon's own page
-// or the user's own navigation.
-func (s *Server) sessionAllows(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	switch strings.ToLower(r.Header.Get("Sec-Fetch-Site")) {
-	case "", "same-origin", "none":
+// or the user's own navigation; or, for an action, a request of the
+// daemon's own page (not a navigation) that also carries the session's
+// CSRF token. It returns the session's id.
+func (s *Server) sessionAllows(r *http.Request, action bool) (string, bool) {
+	site := strings.ToLower(r.Header.Get("Sec-Fetch-Site"))
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch {
+	case read && (site == "" || site == "same-origin" || site == "none"):
+	case !read && action && (site == "" || site == "same-origin"):
 	default:
-		return false
+		return "", false
 	}
 	c, err := r.Cookie(sessionCookie)
-	return err == nil && s.sessions.valid(c.Value)
+	if err != nil || !s.sessions.valid(c.Value) {
+		return "", false
+	}
+	if !read && !hmac.Equal([]byte(r.Header.Get(csrfHeader)), []byte(s.sessions.csrf(c.Value))) {
+		return "", false
+	}
+	return c.Value, true
+}
+
+// actorKey holds, in a request's context, who sent it: "token", a
+// session's name, or "no token" on a daemon started without one.
+type actorKey struct{}
+
+func withActor(r *http.Request, who string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), actorKey{}, who))
+}
+
+// actor says who sent r, for the log of the dashboard's actions; never
+// the token or the session id.
+func actor(r *http.Request) string {
+	if who, ok := r.Context().Value(actorKey{}).(string); ok {
+		return who
+	}
+	return "no token"
 }
 
 // requireTokenOrSession is requireToken for the routes the dashboard
-// reads: a session cookie does as well as the header. For the page
-// itself, a request with neither gets the login form.
-func (s *Server) requireTokenOrSession(next http.Handler, page bool) http.Handler {
+// reads or acts through: a session cookie does as well as the header (for
+// an action, with its CSRF token). For the page itself, a request with
+// neither gets the login form.
+func (s *Server) requireTokenOrSession(next http.Handler, page, action bool) http.Handler {
 	if !s.token.set {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A wrong header is not rescued by a good cookie.
-		if r.Header.Get("Authorization") == "" && s.sessionAllows(r) {
-			next.ServeHTTP(w, r)
-			return
+		if r.Header.Get("Authorization") == "" {
+			if id, ok := s.sessionAllows(r, action); ok {
+				next.ServeHTTP(w, withActor(r, sessionName(id)))
+				return
+			}
 		}
 		if s.bearerAllows(w, r, page) {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, withActor(r, "token"))
 		}
 	})
 }

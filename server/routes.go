@@ -15,6 +15,10 @@ type route struct {
 	// session routes, the ones the dashboard reads, also take its
 	// session cookie instead of the token (login.go says why only these).
 	session bool
+	// action routes are what the dashboard's buttons post to: a session
+	// may call them with its CSRF token, and each call is logged with who
+	// made it (actions.go).
+	action bool
 	// needs is the optional part of the daemon the route serves; nil for
 	// the routes every daemon has.
 	needs *part
@@ -50,8 +54,8 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /v1/guard/acquire", h: s.guardAcquire},
 		{pattern: "POST /v1/guard/report", h: s.guardReport},
 		{pattern: "POST /v1/guard/tickets/{id}/extend", h: s.guardExtend},
-		{pattern: "POST /v1/guard/reset", h: s.guardReset},
-		{pattern: "POST /v1/guard/reset-all", h: s.guardResetAll},
+		{pattern: "POST /v1/guard/reset", h: s.guardReset, action: true},
+		{pattern: "POST /v1/guard/reset-all", h: s.guardResetAll, action: true},
 		{pattern: "GET /v1/guard", h: s.guardList},
 
 		{pattern: "GET /v1/fetch", h: s.fetch},
@@ -60,9 +64,10 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /v1/hosts/{name}/touch", h: s.hostTouch, needs: hosts},
 		{pattern: "GET /v1/hosts", h: s.hostList, needs: hosts},
 		{pattern: "GET /v1/hosts/{name}", h: s.hostGet, needs: hosts},
+		{pattern: "POST /v1/hosts/{name}/reset", h: s.hostReset, needs: hosts, action: true},
 
 		{pattern: "POST /v1/items", h: s.itemsAdd, needs: items},
-		{pattern: "GET /v1/items", h: s.itemsList, needs: items},
+		{pattern: "GET /v1/items", h: s.itemsList, needs: items, session: true},
 		{pattern: "POST /v1/items/claim", h: s.itemsClaim, needs: items},
 		{pattern: "POST /v1/items/observe", h: s.itemsObserve, needs: items},
 		{pattern: "POST /v1/items/settle", h: s.itemsSettle, needs: items},
@@ -73,6 +78,8 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /v1/items/{id}/extend", h: s.itemExtend, needs: items},
 		{pattern: "POST /v1/items/{id}/release", h: s.itemRelease, needs: items},
 		{pattern: "POST /v1/items/{id}/observe", h: s.itemObserve, needs: items},
+		{pattern: "POST /v1/items/{id}/due-now", h: s.itemDueNow, needs: items, action: true},
+		{pattern: "DELETE /v1/items/{id}", h: s.itemForget, needs: items, action: true},
 		{pattern: "POST /v1/items/{id}/{op}", h: itemUnknownOp, needs: items},
 
 		{pattern: "POST /v1/budget/admit", h: s.budgetAdmit, needs: bud},
@@ -81,7 +88,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "PUT /v1/budget/sources/{name}", h: s.budgetSetSource, needs: bud},
 		{pattern: "DELETE /v1/budget/sources/{name}", h: s.budgetRemoveSource, needs: bud},
 		{pattern: "POST /v1/budget/sources/{name}/reset", h: s.budgetResetSource, needs: bud},
-		{pattern: "POST /v1/budget/pause", h: s.budgetPause, needs: bud},
+		{pattern: "POST /v1/budget/pause", h: s.budgetPause, needs: bud, action: true},
 
 		{pattern: "GET /v1/leader", h: s.leaderGet},
 
@@ -108,8 +115,10 @@ func (s *Server) routes() http.Handler {
 		}
 		hh := s.apiHandler(h)
 		switch {
+		case rt.action:
+			hh = s.requireTokenOrSession(s.logAction(rt.pattern, hh), false, true)
 		case rt.session:
-			hh = s.requireTokenOrSession(hh, rt.pattern == "GET /{$}")
+			hh = s.requireTokenOrSession(hh, rt.pattern == "GET /{$}", false)
 		case !rt.public:
 			hh = s.requireToken(hh)
 		}

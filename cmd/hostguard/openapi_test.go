@@ -507,6 +507,8 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("GET", "/v1/hosts/good.example", nil, 200, nil, none)
 	c.do("GET", "/v1/hosts/never-seen.example", nil, 404, nil, none)
 	c.do("GET", "/v1/hosts/bad%07name", nil, 400, nil, none)
+	c.do("POST", "/v1/hosts/bad.example/reset", nil, 200, nil, none)
+	c.do("POST", "/v1/hosts/bad%07name/reset", nil, 400, nil, none)
 
 	// Items: every operation, each with an error.
 	var items []map[string]any
@@ -534,8 +536,12 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("POST", "/v1/items/"+l[1].ID+"/observe", nil, 200, nil, none)
 	c.do("POST", "/v1/items/"+l[1].ID+"/observe", map[string]any{"boost": 2}, 200, nil, none)
 	c.do("POST", "/v1/items/never-added/observe", nil, 404, nil, none)
+	c.do("POST", "/v1/items/"+l[1].ID+"/due-now", nil, 200, nil, none)
+	c.do("POST", "/v1/items/never-added/due-now", nil, 404, nil, none)
+	c.do("DELETE", "/v1/items/new-by-sight", nil, 404, nil, none)
 	c.do("POST", "/v1/items/new-by-sight/observe", map[string]any{"add_if_missing": true, "priority": 1, "payload": "eA=="}, 200, nil, none)
 	c.do("POST", "/v1/items/observe", map[string]any{"ids": []string{l[1].ID, "unknown-id"}, "boost": 1}, 200, nil, none)
+	c.do("DELETE", "/v1/items/new-by-sight", nil, 204, nil, none)
 	c.do("POST", "/v1/items/observe", map[string]any{"ids": []string{}}, 400, nil, bad)
 	c.do("POST", "/v1/items/settle", map[string]any{"outcomes": []map[string]any{
 		{"id": l[4].ID, "lease": l[4].Lease, "op": "succeed"},

@@ -466,6 +466,10 @@ class HostsAPI:
     def get(self, name: str) -> Host:
         return cast(Host, self._c._call("GET", "/v1/hosts/%s" % _seg(name)))
 
+    def reset(self, name: str) -> bool:
+        """Forgets the host's failures, ending its backoff; False when the daemon held no record of it."""
+        return bool(self._c._call("POST", "/v1/hosts/%s/reset" % _seg(name))["reset"])
+
     def list(self, view: Optional[str] = None, *, limit: Optional[int] = None, after: Optional[str] = None) -> HostPage:
         """One page of hosts in ``view`` (all, healthy, available, unhealthy, backoff)."""
         q: Dict[str, str] = {}
@@ -596,6 +600,16 @@ class ItemsAPI:
 
     def get(self, item_id: str) -> Item:
         return cast(Item, self._c._call("GET", "/v1/items/%s" % _seg(item_id)))
+
+    def due_now(self, item_id: str) -> Dict[str, Any]:
+        """Makes a pending or scheduled item due at once, without counting an attempt.
+
+        The answer's ``moved`` is False for a leased, done or already due item."""
+        return cast(Dict[str, Any], self._c._call("POST", "/v1/items/%s/due-now" % _seg(item_id), route="item"))
+
+    def forget(self, item_id: str) -> None:
+        """Deletes the item, whatever its state; a worker holding its lease loses it."""
+        self._c._call("DELETE", "/v1/items/%s" % _seg(item_id), route="item")
 
     def stats(self) -> QueueStats:
         return cast(QueueStats, self._c._call("GET", "/v1/items/stats"))

@@ -316,6 +316,22 @@ class BudgetTest(unittest.TestCase):
         self.assertEqual(cm2.exception.field, "kind")
 
 
+class OperatorItemsTest(unittest.TestCase):
+    def test_due_now_and_forget(self) -> None:
+        hg = client()
+        later = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)).isoformat()
+        iid = "due-now-%d" % time.monotonic_ns()
+        hg.items.add([{"id": iid, "not_before": later}])
+        r = hg.items.due_now(iid)
+        self.assertTrue(r["moved"])
+        self.assertFalse(hg.items.due_now(iid)["moved"])
+        hg.items.forget(iid)
+        with self.assertRaises(NotFound):
+            hg.items.get(iid)
+        with self.assertRaises(NotFound):
+            hg.items.forget(iid)
+
+
 class HostsTest(unittest.TestCase):
     def test_touch_filter_get(self) -> None:
         hg = client()
@@ -332,6 +348,15 @@ class HostsTest(unittest.TestCase):
         page = hg.hosts.list("all", limit=1)
         self.assertEqual(len(page["hosts"]), 1)
         self.assertIn("next", page)
+
+    def test_reset(self) -> None:
+        hg = client()
+        hg.hosts.touch("good.example", True)
+        hg.hosts.touch("reset-me.example", False)
+        self.assertTrue(hg.hosts.reset("reset-me.example"))
+        with self.assertRaises(NotFound):
+            hg.hosts.get("reset-me.example")
+        self.assertFalse(hg.hosts.reset("reset-me.example"))
 
     def test_bad_name(self) -> None:
         with self.assertRaises(BadRequest) as cm:

@@ -395,6 +395,12 @@ export class HostsAPI {
     return this.c.call("GET", `/v1/hosts/${seg(name)}`);
   }
 
+  /** Forgets the host's failures, ending its backoff; false when the daemon held no record of it. */
+  async reset(name: string): Promise<boolean> {
+    const r: { reset: boolean } = await this.c.call("POST", `/v1/hosts/${seg(name)}/reset`);
+    return r.reset;
+  }
+
   /** One page of hosts in view. */
   list(view?: HostView, opts: { limit?: number; after?: string } = {}): Promise<HostPage> {
     const query: Record<string, string> = {};
@@ -530,6 +536,19 @@ export class ItemsAPI {
 
   get(id: string): Promise<Item> {
     return this.c.call("GET", `/v1/items/${seg(id)}`);
+  }
+
+  /**
+   * Makes a pending or scheduled item due at once, without counting an
+   * attempt; moved is false for a leased, done or already due item.
+   */
+  dueNow(id: string): Promise<{ id: string; state: string; next_at?: string; moved: boolean }> {
+    return this.c.call("POST", `/v1/items/${seg(id)}/due-now`, undefined, { route: "item" });
+  }
+
+  /** Deletes the item, whatever its state; a worker holding its lease loses it. */
+  async forget(id: string): Promise<void> {
+    await this.c.call("DELETE", `/v1/items/${seg(id)}`, undefined, { route: "item" });
   }
 
   stats(): Promise<QueueStats> {

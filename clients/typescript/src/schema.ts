@@ -445,6 +445,13 @@ export interface HostListResponse {
 /** Answer of GET /v1/hosts/{name}. */
 export type HostGetResponse = Host;
 
+/** Answer of POST /v1/hosts/{name}/reset. */
+export interface HostResetResponse {
+  name: string;
+  /** false when there was no record. */
+  reset: boolean;
+}
+
 /** Answer of GET /v1/items. */
 export interface ItemsListResponse {
   items: Item[];
@@ -516,6 +523,14 @@ export type ItemsStatsResponse = QueueStats;
 
 /** Answer of GET /v1/items/{id}. */
 export type ItemGetResponse = Item;
+
+/** Answer of POST /v1/items/{id}/due-now. */
+export interface ItemDueNowResponse {
+  id: string;
+  state: "pending" | "scheduled" | "leased" | "done";
+  next_at?: string;
+  moved: boolean;
+}
 
 /** Body of POST /v1/items/{id}/succeed. */
 export interface ItemSucceedRequest {

@@ -311,6 +311,24 @@ describe("budget", () => {
   });
 });
 
+describe("operator actions", () => {
+  test("hosts.reset, items.dueNow, items.forget", async () => {
+    const hg = client();
+    await hg.hosts.touch("good.example", true);
+    await hg.hosts.touch("reset-me.example", false);
+    assert.equal(await hg.hosts.reset("reset-me.example"), true);
+    assert.ok((await hg.hosts.get("reset-me.example").catch((e) => e)) instanceof NotFound);
+    assert.equal(await hg.hosts.reset("reset-me.example"), false);
+    const id = uniq("due-now");
+    await hg.items.add([{ id, not_before: new Date(Date.now() + 3600e3).toISOString() }]);
+    assert.equal((await hg.items.dueNow(id)).moved, true);
+    assert.equal((await hg.items.dueNow(id)).moved, false);
+    await hg.items.forget(id);
+    assert.ok((await hg.items.get(id).catch((e) => e)) instanceof NotFound);
+    assert.ok((await hg.items.forget(id).catch((e) => e)) instanceof NotFound);
+  });
+});
+
 describe("hosts", () => {
   test("touch, filter, get, list", async () => {
     const hg = client();

@@ -24,7 +24,8 @@ type hostJSON struct {
 }
 
 func runHosts(args []string, stdout, stderr io.Writer) int {
-	cmd := newDaemonCommand("hosts", "[NAME]", "Lists the hosts a running daemon tracks, or shows one host by NAME.", stdout, stderr)
+	cmd := newDaemonCommand("hosts", "[NAME]", "Lists the hosts a running daemon tracks, or shows one host by NAME; with --reset, forgets NAME's failures so its backoff ends.", stdout, stderr)
+	reset := cmd.fs.Bool("reset", false, "forget the failures of host NAME, ending its backoff")
 	view := cmd.fs.String("view", "all", "which hosts: healthy, available, unhealthy, backoff or all")
 	limit := cmd.fs.Int("limit", 100, "most hosts to list (1 to 1000)")
 	after := cmd.fs.String("after", "", "list hosts after this `name` (the next page)")
@@ -34,6 +35,12 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) > 1 {
 		return cmd.usageError("takes at most one host name")
+	}
+	if *reset {
+		if len(pos) != 1 {
+			return cmd.usageError("--reset needs exactly one host name")
+		}
+		return resetHost(cmd, pos[0])
 	}
 	if len(pos) == 1 {
 		return showHost(cmd, pos[0])
@@ -78,6 +85,31 @@ func showHost(cmd *daemonCommand, name string) int {
 		return ExitOK
 	}
 	printHosts(cmd.stdout, "", []hostJSON{h})
+	return ExitOK
+}
+
+// resetHost forgets one host's record. A name the daemon would refuse is
+// exit 3; one it held no record of is said, not refused: either way the
+// host is healthy now.
+func resetHost(cmd *daemonCommand, name string) int {
+	if _, err := health.NormalizeName(name); err != nil {
+		return cmd.refuse("%v", err)
+	}
+	var res struct {
+		Reset bool `json:"reset"`
+	}
+	raw, code, ok := cmd.call("POST", "/v1/hosts/"+url.PathEscape(name)+"/reset", nil, nil, &res)
+	if !ok {
+		return code
+	}
+	switch {
+	case cmd.flags.json:
+		printRaw(cmd.stdout, raw)
+	case res.Reset:
+		io.WriteString(cmd.stdout, "reset: the host's failures are forgotten\n")
+	default:
+		io.WriteString(cmd.stdout, "nothing to reset: the daemon held no record of that host\n")
+	}
 	return ExitOK
 }
 

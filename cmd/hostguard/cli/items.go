@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -49,6 +50,8 @@ subcommands:
   release ID --lease TOKEN    give the item back without counting an attempt
   extend ID --lease TOKEN --for 30s
   observe ID                  fresh evidence: make the item due soon and raise its priority
+  due-now ID                  make a waiting item due at once (not an attempt)
+  forget ID                   delete the item, whatever its state
 
 Every subcommand takes --addr, --token, --json and --timeout; run
 'hostguard items <subcommand> --help' for its flags.
@@ -77,6 +80,8 @@ func runItems(args []string, stdout, stderr io.Writer) int {
 		return itemsList(rest, stdout, stderr)
 	case "succeed", "fail", "release", "extend", "observe":
 		return itemsOp(sub, rest, stdout, stderr)
+	case "due-now", "forget":
+		return itemsOperator(sub, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hostguard items: unknown subcommand %q\n\n%s", sub, itemsUsage)
 	return ExitUsage
@@ -278,5 +283,49 @@ func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	printItem(stdout, it)
+	return ExitOK
+}
+
+// itemsOperator runs the operator's item commands, the ones the
+// dashboard's item list offers: due-now and forget.
+func itemsOperator(op string, args []string, stdout, stderr io.Writer) int {
+	what := map[string]string{
+		"due-now": "Makes a pending or scheduled item due at once. It is not an attempt: failures, priority and history stay. A leased or done item is left as it is.",
+		"forget":  "Deletes the item, whatever its state; a worker holding its lease loses it.",
+	}[op]
+	cmd := newDaemonCommand("items "+op, "ID", what, stdout, stderr)
+	pos, code, ok := cmd.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return cmd.usageError("needs exactly one item id")
+	}
+	method, path := "POST", "/v1/items/"+url.PathEscape(pos[0])+"/due-now"
+	if op == "forget" {
+		method, path = "DELETE", "/v1/items/"+url.PathEscape(pos[0])
+	}
+	var res struct {
+		State string `json:"state"`
+		Moved bool   `json:"moved"`
+	}
+	raw, code, ok := cmd.call(method, path, nil, nil, &res)
+	if !ok {
+		return code
+	}
+	switch {
+	case cmd.flags.json && op == "due-now":
+		printRaw(stdout, raw)
+	case cmd.flags.json:
+		_ = json.NewEncoder(stdout).Encode(struct {
+			Forgotten bool `json:"forgotten"`
+		}{true})
+	case op == "forget":
+		fmt.Fprintln(stdout, "forgotten")
+	case res.Moved:
+		fmt.Fprintln(stdout, "due now")
+	default:
+		fmt.Fprintf(stdout, "not moved: the item is %s\n", res.State)
+	}
 	return ExitOK
 }
