@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
 
@@ -32,9 +31,11 @@ func TestStoreTimeoutInABlackHole(t *testing.T) {
 	})
 }
 
-// TestStoreTimeoutWritesNothing stalls a request's transaction on a row
-// lock the test holds: past the timeout the answer is 503, and nothing of
-// the transaction is written.
+// TestStoreTimeoutWritesNothing stalls a request's statement half way: its
+// item row is inserted, and the trigger that counts it waits on a table
+// lock the test holds. Past the timeout the answer is 503; the statement
+// stays whole: the server may finish it once the lock is gone (the client
+// can no longer stop it), but never writes the item without its count.
 func TestStoreTimeoutWritesNothing(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.PostgresDSN(t)
@@ -43,13 +44,12 @@ func TestStoreTimeoutWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := serveOn(t, st, newFakeClock())
-	if a := f.do("POST", "/v1/items", `{"items":[{"id":"z-held"}]}`); a.status != http.StatusOK {
+	if a := f.do("POST", "/v1/items", `{"items":[{"id":"before"}]}`); a.status != http.StatusOK {
 		t.Fatalf("adding: %d %s", a.status, a.body)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	u, _ := url.Parse(dsn)
-	conn, err := pgx.Connect(ctx, u.String())
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,15 +58,30 @@ func TestStoreTimeoutWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM retry_items WHERE id = 'z-held' FOR UPDATE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE retry_counts IN EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
-	a := f.do("POST", "/v1/items", `{"items":[{"id":"a-new"},{"id":"z-held","priority":5}]}`)
+	a := f.do("POST", "/v1/items", `{"items":[{"id":"stalled"}]}`)
+	// The server does not know yet that the client gave up: the
+	// statement still waits behind the lock.
+	var stalled []int32
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`).Scan(&stalled); err != nil {
+		t.Fatal(err)
+	}
 	tx.Rollback(ctx)
 	if a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == "" {
 		t.Fatalf("a request stalled on a lock: %d %s; want 503 with Retry-After", a.status, a.body)
 	}
-	if a := f.do("GET", "/v1/items/a-new", nil); a.status != http.StatusNotFound {
-		t.Fatalf("the stalled transaction's first item is there: %d %s", a.status, a.body)
+	waitfor.True(t, 10*time.Second, "the stalled statement ends", func() bool {
+		var n int
+		_ = conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = ANY ($1) AND state = 'active'`, stalled).Scan(&n)
+		return n == 0
+	})
+	var items, counted int64
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM retry_items), (SELECT coalesce(sum(n), 0) FROM retry_counts)`).Scan(&items, &counted); err != nil {
+		t.Fatal(err)
+	}
+	if items != counted {
+		t.Fatalf("%d items, %d counted: the stalled statement was written in half", items, counted)
 	}
 }

@@ -17,7 +17,10 @@ type Config struct {
 	// connection: past it, the statement fails with
 	// context.DeadlineExceeded (the daemon answers 503 with
 	// Retry-After) and its connection is closed, so an open transaction
-	// is rolled back by the server. Without it, a network that drops
+	// is rolled back by the server (a single statement the server is
+	// still running, behind a lock say, may yet finish, whole: the
+	// server learns of the closed connection only when it answers).
+	// Without it, a network that drops
 	// packets leaves every call waiting until TCP gives up, which can
 	// take a quarter of an hour. It does not bound the wait of a claim
 	// for new work, which listens between statements. Default
