@@ -164,10 +164,10 @@ class DaemonTest(unittest.TestCase):
         with open(fake, "w") as f:
             f.write("#!/bin/sh\necho 'opening the store' >&2\nexec sleep 600\n")
         os.chmod(fake, 0o755)
-        d = hostguard.Daemon(state_dir=self.dir, binary=fake, ready_timeout=0.5, stop_timeout=1)
+        d = hostguard.Daemon(state_dir=self.dir, binary=fake, ready_timeout=2, stop_timeout=1)
         with self.assertRaises(hostguard.DaemonNotReady) as cm:
             d.start()
-        self.assertIn("did not become ready within 0.5s", str(cm.exception))
+        self.assertIn("did not become ready within 2s", str(cm.exception))
         self.assertIn("opening the store", cm.exception.log_tail)
         self.assertIsNone(d.pid)
 

@@ -173,9 +173,9 @@ test("a daemon that does not become ready, or exits", { skip: process.platform =
   const fake = join(dir, "fake-hostguard");
   writeFileSync(fake, "#!/bin/sh\necho 'opening the store' >&2\nexec sleep 600\n");
   chmodSync(fake, 0o755);
-  await assert.rejects(startDaemon({ stateDir: dir, binary: fake, readyTimeout: 0.5, stopTimeout: 1 }), (err) => {
+  await assert.rejects(startDaemon({ stateDir: dir, binary: fake, readyTimeout: 2, stopTimeout: 1 }), (err) => {
     assert.ok(err instanceof DaemonNotReady, String(err));
-    assert.match(err.message, /did not become ready within 0.5s/);
+    assert.match(err.message, /did not become ready within 2s/);
     assert.match(err.logTail, /opening the store/);
     return true;
   });
