@@ -17,10 +17,18 @@ const retryWakeHostSQL = `UPDATE retry_items SET next_at = ?1 + abs(random() % (
 	WHERE host = ?3 AND state = 1 AND ready = 0 AND next_at > ?1 + ?2
 		AND last_class IN (SELECT value FROM json_each(?4))`
 
+// retryWakeAnySQL says, on the read pool, whether retryWakeHostSQL would
+// move anything: most hosts that answer have nothing parked, and a wake
+// that finds nothing need not queue for the one writer.
+const retryWakeAnySQL = `SELECT EXISTS (SELECT 1 FROM retry_items
+	WHERE host = ?3 AND state = 1 AND ready = 0 AND next_at > ?1 + ?2
+		AND last_class IN (SELECT value FROM json_each(?4)))`
+
 const retryHostWakesSQL = `UPDATE retry_host_wakes SET events = events + 1, n = n + ?1, last_at = ?2 WHERE one = 0`
 
 // RetryWakeHost implements retry.Store in one write transaction: the
-// wake's one statement over the items, and the counter.
+// wake's one statement over the items, and the counter, when a read
+// first finds anything to wake.
 func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) (retry.StoreWakeHostResult, error) {
 	st, err := s.stmts(ctx, retryWakeHostSQL, retryHostWakesSQL)
 	if err != nil {
@@ -28,6 +36,13 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) 
 	}
 	classes, _ := json.Marshal(q.Classes)
 	now := micros(q.Now)
+	var found bool
+	if err := s.r.QueryRowContext(ctx, retryWakeAnySQL, now, q.Spread.Microseconds(), q.Host, string(classes)).Scan(&found); err != nil {
+		return retry.StoreWakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
+	}
+	if !found {
+		return retry.StoreWakeHostResult{}, nil
+	}
 	var woken int64
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.StmtContext(ctx, st[0]).ExecContext(ctx, now, q.Spread.Microseconds(), q.Host, string(classes))
