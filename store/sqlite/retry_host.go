@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/hostguard/hostguard/retry"
 )
@@ -64,10 +65,19 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) 
 	return retry.StoreWakeHostResult{Woken: int(woken)}, nil
 }
 
-// RetryWakeHostPlan returns SQLite's query plan (EXPLAIN QUERY PLAN) for
-// the wake of host's parked items, without running it: the conformance
-// case pins it to retry_items_host.
+// RetryWakeHostPlan returns SQLite's query plans (EXPLAIN QUERY PLAN) for
+// the wake of host's parked items, its read and its write, without
+// running them: the conformance case pins them to retry_items_host.
 func (s *Store) RetryWakeHostPlan(ctx context.Context, q retry.StoreWakeHostParams) (string, error) {
 	classes, _ := json.Marshal(q.Classes)
-	return s.plan(ctx, retryWakeHostSQL, []any{micros(q.Now), q.Spread.Microseconds(), q.Host, string(classes)})
+	args := []any{micros(q.Now), q.Spread.Microseconds(), q.Host, string(classes)}
+	var b strings.Builder
+	for _, query := range []string{retryWakeAnySQL, retryWakeHostSQL} {
+		p, err := s.plan(ctx, query, args)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(p)
+	}
+	return b.String(), nil
 }
