@@ -134,7 +134,7 @@ func (l *guardLink) flush(ctx context.Context) {
 	}
 }
 
-// publish writes one transition and announces it, in one transaction: the
+// publish writes one transition and announces it in one statement: the
 // NOTIFY is delivered when the row change commits.
 func (l *guardLink) publish(ctx context.Context, t guard.Transition) error {
 	channel, err := l.channelName(ctx, l.s.pool)
@@ -149,50 +149,42 @@ func (l *guardLink) publish(ctx context.Context, t guard.Transition) error {
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, l.s.pool, func(tx pgx.Tx) error {
-		// A lost opening costs another node one more trip, so the commit
-		// does not wait for the disk.
-		if _, err := tx.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true)`); err != nil {
-			return err
-		}
-		switch t.Change {
-		case guard.ChangeOpened:
-			if _, err := tx.Exec(ctx, `INSERT INTO guard_openings AS o (endpoint, node, opened_at, since, until)
-				VALUES ($1, $2, $3, $4, $5)
+	// One statement, so one round trip: the row changes and the NOTIFY
+	// commit together, and a lost opening costs another node one more
+	// trip at most, so the commit does not wait for the disk.
+	const notify = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`
+	var q string
+	args := []any{channel, string(payload)}
+	switch t.Change {
+	case guard.ChangeOpened:
+		// The holder of the lease reports its trial's failure: the next
+		// open period gets a lease of its own.
+		q = `WITH o AS (INSERT INTO guard_openings AS o (endpoint, node, opened_at, since, until)
+				VALUES ($3, $4, $5, $6, $7)
 				ON CONFLICT (endpoint) DO UPDATE SET node = excluded.node, opened_at = excluded.opened_at,
 					since = excluded.since, until = excluded.until
-				WHERE o.until < excluded.until`, t.Endpoint, l.p.Node, t.At, t.Since, t.Until); err != nil {
-				return err
-			}
-			// The holder of the lease reports its trial's failure: the
-			// next open period gets a lease of its own.
-			if _, err := tx.Exec(ctx, `DELETE FROM guard_leases WHERE endpoint = $1 AND node = $2`, t.Endpoint, l.p.Node); err != nil {
-				return err
-			}
-		case guard.ChangeAnswered, guard.ChangeReset:
-			if _, err := tx.Exec(ctx, `DELETE FROM guard_openings WHERE endpoint = $1`, t.Endpoint); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM guard_leases WHERE endpoint = $1`, t.Endpoint); err != nil {
-				return err
-			}
-		case guard.ChangeResetAll:
-			// Several rows: taken in byte order, as every multi-row
-			// statement here is, so that two resets cannot deadlock.
-			if _, err := tx.Exec(ctx, `DELETE FROM guard_openings WHERE endpoint IN
-				(SELECT endpoint FROM guard_openings ORDER BY endpoint COLLATE "C" FOR UPDATE)`); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM guard_leases WHERE endpoint IN
-				(SELECT endpoint FROM guard_leases ORDER BY endpoint COLLATE "C" FOR UPDATE)`); err != nil {
-				return err
-			}
-		default:
-			return nil
-		}
-		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, string(payload))
-		return err
-	})
+				WHERE o.until < excluded.until),
+			l AS (DELETE FROM guard_leases WHERE endpoint = $3 AND node = $4)
+			` + notify
+		args = append(args, t.Endpoint, l.p.Node, t.At, t.Since, t.Until)
+	case guard.ChangeAnswered, guard.ChangeReset:
+		q = `WITH o AS (DELETE FROM guard_openings WHERE endpoint = $3),
+			l AS (DELETE FROM guard_leases WHERE endpoint = $3)
+			` + notify
+		args = append(args, t.Endpoint)
+	case guard.ChangeResetAll:
+		// Several rows: taken in byte order, as every multi-row
+		// statement here is, so that two resets cannot deadlock.
+		q = `WITH o AS (DELETE FROM guard_openings WHERE endpoint IN
+				(SELECT endpoint FROM guard_openings ORDER BY endpoint COLLATE "C" FOR UPDATE)),
+			l AS (DELETE FROM guard_leases WHERE endpoint IN
+				(SELECT endpoint FROM guard_leases ORDER BY endpoint COLLATE "C" FOR UPDATE))
+			` + notify
+	default:
+		return nil
+	}
+	_, err = l.s.pool.Exec(ctx, q, args...)
+	return err
 }
 
 // Claim implements guard.Claimer with one conditional upsert: the lease on
@@ -204,13 +196,21 @@ func (l *guardLink) Claim(ctx context.Context, p guard.ClaimParams) (guard.Lease
 	now := l.p.Now()
 	var node string
 	var expires time.Time
-	err := l.s.pool.QueryRow(ctx, `INSERT INTO guard_leases AS l (endpoint, node, until, expires_at)
-		VALUES ($1, $2, $3, $4)
-		ON CONFLICT (endpoint) DO UPDATE SET node = excluded.node, until = excluded.until, expires_at = excluded.expires_at
-		WHERE l.expires_at <= $5 OR l.until < excluded.until
-		RETURNING node, expires_at`, p.Endpoint, l.p.Node, p.Until, now.Add(l.p.LeaseFor), now).Scan(&node, &expires)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = l.s.pool.QueryRow(ctx, `SELECT node, expires_at FROM guard_leases WHERE endpoint = $1`, p.Endpoint).Scan(&node, &expires)
+	var err error
+	// The row the upsert found may be gone by the time it is read (its
+	// holder published a result): then the upsert is tried again.
+	for range 3 {
+		err = l.s.pool.QueryRow(ctx, `INSERT INTO guard_leases AS l (endpoint, node, until, expires_at)
+			VALUES ($1, $2, $3, $4)
+			ON CONFLICT (endpoint) DO UPDATE SET node = excluded.node, until = excluded.until, expires_at = excluded.expires_at
+			WHERE l.expires_at <= $5 OR l.until < excluded.until
+			RETURNING node, expires_at`, p.Endpoint, l.p.Node, p.Until, now.Add(l.p.LeaseFor), now).Scan(&node, &expires)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = l.s.pool.QueryRow(ctx, `SELECT node, expires_at FROM guard_leases WHERE endpoint = $1`, p.Endpoint).Scan(&node, &expires)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
 	}
 	if err != nil {
 		return guard.Lease{}, fmt.Errorf("postgres: guard lease: %w", err)
