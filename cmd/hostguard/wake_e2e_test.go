@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,12 +62,24 @@ func TestParkedItemWakesWithItsHost(t *testing.T) {
 			type result struct {
 				leases []leaseOut
 				at     time.Time
+				err    error
 			}
 			got := make(chan result, 1)
 			go func() {
+				// Not claimer.call: a test may fail only on its own
+				// goroutine.
 				var out struct{ Leases []leaseOut }
-				claimer.call(t, "POST", "/v1/items/claim", map[string]any{"n": 10, "lease_seconds": 60, "wait_seconds": 30}, 200, &out)
-				got <- result{out.Leases, time.Now()}
+				resp, err := plainClient.Post(claimer.api+"/v1/items/claim", "application/json",
+					strings.NewReader(`{"n": 10, "lease_seconds": 60, "wait_seconds": 30}`))
+				if err == nil {
+					defer resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("claim: status %d", resp.StatusCode)
+					} else {
+						err = json.NewDecoder(resp.Body).Decode(&out)
+					}
+				}
+				got <- result{out.Leases, time.Now(), err}
 			}()
 			// The claim is waiting once the daemon counts it among its
 			// idle workers; touching before would prove less.
@@ -72,6 +87,9 @@ func TestParkedItemWakesWithItsHost(t *testing.T) {
 			touched := time.Now()
 			toucher.call(t, "POST", "/v1/hosts/tracker.example/touch", map[string]any{"ok": true}, 200, nil)
 			r := <-got
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
 			if len(r.leases) != 1 || r.leases[0].ID != "parked" {
 				t.Fatalf("the waiting claim received %+v; want the parked item only", r.leases)
 			}
@@ -90,7 +108,7 @@ func waitIdle(t *testing.T, d *daemonProc) {
 	t.Helper()
 	re := regexp.MustCompile(`(?m)^hostguard_retry_waiting_claims ([1-9])`)
 	waitfor.True(t, 10*time.Second, "the claim waits", func() bool {
-		resp, err := http.Get(d.api + "/metrics")
+		resp, err := plainClient.Get(d.api + "/metrics")
 		if err != nil {
 			return false
 		}
@@ -99,3 +117,7 @@ func waitIdle(t *testing.T, d *daemonProc) {
 		return re.Match(b)
 	})
 }
+
+// plainClient talks to a daemon directly, never through a proxy from the
+// environment, and keeps no connection open after a call.
+var plainClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: time.Minute}
