@@ -46,6 +46,91 @@
   const code = (s) => el("code", { text: s });
   const muted = (s) => el("span", { class: "muted", text: s });
 
+  // --- actions ---------------------------------------------------------
+  //
+  // Each button posts to one of the daemon's action routes with the
+  // session's CSRF token (the cookie alone is refused), and shows beside
+  // it the command that does the same from a script. A wide action asks
+  // first: its first click turns it into a confirm and a cancel button,
+  // kept across refreshes until one is clicked.
+
+  let confirming = null; // the key of the action waiting for its confirm
+  let acting = false;
+
+  // sh quotes a word for a POSIX shell when it needs it.
+  const sh = (w) => /^[A-Za-z0-9._:\/@%+=-]+$/.test(w) ? w : "'" + w.replace(/'/g, "'\\''") + "'";
+
+  // action is a button for one action, with its command: a = {key, label,
+  // method, path, body, cli, confirm (the question, for a wide one), done}.
+  function action(a) {
+    const cli = el("code", { class: "cli", title: "the same from a script", text: a.cli });
+    if (confirming === a.key) {
+      return el("span", { class: "action confirm" },
+        el("span", { class: "warn", text: a.confirm + " " }),
+        el("button", { type: "button", class: "danger", "data-action": a.key, "data-confirmed": "true", text: "Yes, " + a.label.toLowerCase() }),
+        el("button", { type: "button", "data-cancel": a.key, text: "Cancel" }), " ", cli);
+    }
+    return el("span", { class: "action" }, el("button", { type: "button", "data-action": a.key, text: a.label }), " ", cli);
+  }
+
+  // actions holds the actions drawn by the last render, by key.
+  let actions = new Map();
+  function act(a) {
+    actions.set(a.key, a);
+    return action(a);
+  }
+
+  const said = document.getElementById("said");
+  function say(text, bad) {
+    said.className = bad ? "problem" : "done";
+    said.textContent = text;
+  }
+
+  async function run(a) {
+    if (acting) return;
+    acting = true;
+    try {
+      const init = { method: a.method, cache: "no-store", credentials: "same-origin",
+        headers: { Accept: "application/json", "X-Hostguard-CSRF": boot.csrf || "" } };
+      if (a.body !== undefined) {
+        init.headers["Content-Type"] = "application/json";
+        init.body = JSON.stringify(a.body);
+      }
+      const r = await fetch(a.path, init);
+      if (!r.ok) {
+        let why = "HTTP " + r.status;
+        try { why = (await r.json()).error || why; } catch (e) { /* not JSON */ }
+        say(a.label + " failed: " + why, true);
+      } else {
+        say(a.done);
+      }
+    } catch (err) {
+      say(a.label + " failed: the daemon is unreachable", true);
+    } finally {
+      acting = false;
+    }
+    await refresh();
+  }
+
+  document.addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-action], button[data-cancel]");
+    if (!b) return;
+    if (b.dataset.cancel) {
+      confirming = null;
+      rerender();
+      return;
+    }
+    const a = actions.get(b.dataset.action);
+    if (!a) return;
+    if (a.confirm && !b.dataset.confirmed) {
+      confirming = a.key;
+      rerender();
+      return;
+    }
+    confirming = null;
+    run(a);
+  });
+
   // --- formats ---------------------------------------------------------
 
   function dur(seconds) {
@@ -143,6 +228,11 @@
     document.getElementById("problems").replaceChildren(...probs);
   }
 
+  // An endpoint's row: open ones first, then half-open ones someone is
+  // trying; half-open ones nobody asks for are only counted, since
+  // nothing happens to them until a request comes.
+  const idle = (e) => e.state === "half-open" && !e.probing && !e.trial_out && !e.tickets_out;
+
   function endpoints(rep, now) {
     const g = rep.guard;
     const bs = g.by_state || {};
@@ -152,10 +242,15 @@
       el("span", { class: bs.open ? "bad" : null }, count(bs.open) + " open"),
       el("span", { class: bs["half-open"] ? "warn" : null }, count(bs["half-open"]) + " half-open"),
       el("span", null, count(g.remote_tickets) + " remote tickets out"));
+    const all = act({ key: "reset-all", label: "Retry all", method: "POST", path: "/v1/guard/reset-all",
+      cli: "hostguard reset --all", confirm: "Forget the failures of every endpoint?", done: "Every endpoint was reset: requests go through." });
     if (!g.not_closed.length) {
       return panel("endpoints", summary, el("p", { class: "muted", text: "Every endpoint is closed: requests go through." }));
     }
-    const rows = g.not_closed.map((e) => {
+    const rank = (e) => e.state === "open" ? 0 : 1;
+    const shown = g.not_closed.filter((e) => !idle(e)).sort((a, b) => rank(a) - rank(b));
+    const quiet = g.not_closed.length - shown.length;
+    const rows = shown.map((e) => {
       let trial;
       if (e.state === "open") trial = e.retry_after_seconds >= 1 ? "trial in " + dur(e.retry_after_seconds) : "trial due";
       else if (e.probing) trial = "probe running";
@@ -169,12 +264,18 @@
         e.last_failure ? code(e.last_failure) : muted("-"),
         el("span", { title: e.openings ? e.openings + " openings in a row" : null, text: trial }),
         count(e.tickets_out),
+        act({ key: "reset " + e.endpoint, label: "Retry now", method: "POST", path: "/v1/guard/reset", body: { url: e.endpoint },
+          cli: "hostguard reset " + sh(e.endpoint), done: e.endpoint + " was reset: its next request goes through." }),
       ] };
     });
-    panel("endpoints", summary, table([
+    const collapsed = quiet
+      ? el("p", { class: "muted quiet" }, count(quiet) + " half-open " + (quiet === 1 ? "endpoint" : "endpoints") +
+        " with no request waiting: each lets its next request through as a trial. GET /v1/guard?state=half-open lists them.")
+      : null;
+    panel("endpoints", summary, el("p", { class: "actions" }, all), rows.length ? table([
       { label: "endpoint", name: true }, { label: "state" }, { label: "since" }, { label: "failures", n: true },
-      { label: "last error" }, { label: "probe or trial" }, { label: "tickets", n: true },
-    ], rows));
+      { label: "last error" }, { label: "probe or trial" }, { label: "tickets", n: true }, { label: "action", cls: "act" },
+    ], rows) : null, collapsed);
   }
 
   function hosts(rep, now) {
@@ -194,13 +295,16 @@
       when(x.last_success, now),
       when(x.last_failure, now),
       timeline(x.recent || []),
+      act({ key: "host " + x.name, label: x.available ? "Forget failures" : "Clear backoff", method: "POST",
+        path: "/v1/hosts/" + encodeURIComponent(x.name) + "/reset", cli: "hostguard hosts --reset " + sh(x.name),
+        done: (x.display || x.name) + " was reset: it is healthy again." }),
     ] }));
     const more = h.unhealthy > list.length
       ? el("p", { class: "muted", text: "Showing " + list.length + " of " + count(h.unhealthy) + "; GET /v1/hosts?view=unhealthy lists them all." })
       : null;
     panel("hosts", summary, table([
       { label: "host", name: true }, { label: "state" }, { label: "failures in a row", n: true }, { label: "retry in", n: true },
-      { label: "last success" }, { label: "last failure" }, { label: "recent (this node)", cls: "fit" },
+      { label: "last success" }, { label: "last failure" }, { label: "recent (this node)", cls: "fit" }, { label: "action", cls: "act" },
     ], rows), more, el("p", { class: "legend" },
       el("span", { class: "success", text: "success" }), " ", el("span", { class: "failure", text: "failure" }), " ",
       el("span", { class: "ignored", text: "ignored (outage)" })));
@@ -306,7 +410,12 @@
         k.limited ? f(k.remaining) : muted("-"),
       ] };
     });
-    panel("budget", summary, el("h3", { text: "per source" }), sources, el("h3", { text: "per kind of work" }),
+    const pause = b.paused
+      ? act({ key: "resume", label: "Resume", method: "POST", path: "/v1/budget/pause", body: { paused: false },
+        cli: "hostguard budget resume", done: "Background work resumed." })
+      : act({ key: "pause", label: "Pause all", method: "POST", path: "/v1/budget/pause", body: { paused: true },
+        cli: "hostguard budget pause", confirm: "Pause all background work on every node?", done: "Background work is paused." });
+    panel("budget", summary, el("p", { class: "actions" }, pause), el("h3", { text: "per source" }), sources, el("h3", { text: "per kind of work" }),
       table([{ label: "kind", name: true }, { label: "used" }, { label: "used / allowance", n: true }, { label: "remaining", n: true }], kindRows));
   }
 
@@ -344,20 +453,125 @@
     panel("node", parts);
   }
 
+  // --- the item list -------------------------------------------------
+  //
+  // GET /v1/items with the filters of the form above the list, a page at a
+  // time; it is read with each refresh, beside the status.
+
+  const filter = { state: "", class: "", due_before: "" };
+  let pages = [""]; // the cursors of the pages seen; the last is shown
+  const payloads = new Map(); // id -> the payload as shown, once asked for
+
+  function itemsQuery() {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    q.set("limit", "20");
+    if (pages[pages.length - 1]) q.set("after", pages[pages.length - 1]);
+    return "/v1/items?" + q.toString();
+  }
+
+  // shown decodes a payload (base64 in JSON) as text when it is UTF-8
+  // without control characters, and otherwise says how many bytes.
+  function shown(b64) {
+    if (!b64) return "(no payload)";
+    const bin = atob(b64);
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      if (!/[\u0000-\u0008\u000e-\u001f\u007f]/.test(text)) return text;
+    } catch (e) { /* not UTF-8 */ }
+    return bytes.length + " bytes, not text";
+  }
+
+  async function showPayload(id) {
+    const r = await fetch("/v1/items/" + encodeURIComponent(id), { cache: "no-store", credentials: "same-origin", headers: { Accept: "application/json" } });
+    payloads.set(id, r.ok ? shown((await r.json()).payload) : "could not be read (HTTP " + r.status + ")");
+    rerender();
+  }
+
+  function itemList(rep, list, now) {
+    if (!rep.items) return panel("itemlist", el("p", { class: "muted", text: "This daemon has no retry scheduler." }));
+    if (!list) return panel("itemlist", el("p", { class: "muted", text: "The item list could not be read." }));
+    const rows = (list.items || []).map((it) => {
+      const waiting = it.state === "pending" || it.state === "scheduled";
+      const p = payloads.get(it.id);
+      return { key: it.id, cells: [
+        code(it.id),
+        it.state,
+        waiting ? when(it.next_at, now) : muted("-"),
+        count(it.failures),
+        it.last_class ? code(it.last_class) : muted("-"),
+        p !== undefined ? el("span", { class: "payload", text: p }) : el("button", { type: "button", class: "link", "data-payload": it.id, text: "show" }),
+        el("span", { class: "acts" },
+          waiting ? act({ key: "due " + it.id, label: "Due now", method: "POST", path: "/v1/items/" + encodeURIComponent(it.id) + "/due-now",
+            cli: "hostguard items due-now " + sh(it.id), done: it.id + " is due now." }) : null,
+          act({ key: "forget " + it.id, label: "Drop", method: "DELETE", path: "/v1/items/" + encodeURIComponent(it.id),
+            cli: "hostguard items forget " + sh(it.id), confirm: "Delete " + it.id + " for good?", done: it.id + " was dropped." })),
+      ] };
+    });
+    const nav = el("p", { class: "pager" },
+      pages.length > 1 ? el("button", { type: "button", "data-page": "first", text: "First page" }) : null, " ",
+      list.next ? el("button", { type: "button", "data-page": "next", "data-next": list.next, text: "Next page" }) : null);
+    panel("itemlist", rows.length
+      ? table([{ label: "id", name: true }, { label: "state" }, { label: "due" }, { label: "failures", n: true },
+        { label: "last failure" }, { label: "payload" }, { label: "action", cls: "act" }], rows)
+      : el("p", { class: "muted", text: "No item matches." }), nav);
+  }
+
+  document.addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-page], button[data-payload]");
+    if (!b) return;
+    if (b.dataset.payload) {
+      showPayload(b.dataset.payload);
+      return;
+    }
+    if (b.dataset.page === "first") pages = [""];
+    else pages.push(b.dataset.next);
+    refresh();
+  });
+
+  document.getElementById("itemfilter").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const f = new FormData(ev.target);
+    filter.state = f.get("state") || "";
+    filter.class = (f.get("class") || "").trim();
+    const due = f.get("due_before");
+    filter.due_before = due ? new Date(due).toISOString() : "";
+    pages = [""];
+    refresh();
+  });
+
   // --- refresh ---------------------------------------------------------
 
-  function render(rep) {
+  let lastList = null; // the item page shown with lastGood
+
+  // draw fills every panel from one snapshot: the status report and the
+  // item page read with it.
+  function draw(rep, list) {
     const now = new Date(rep.time);
+    actions = new Map();
     header(rep, now);
     endpoints(rep, now);
     hosts(rep, now);
     queue(rep, now);
+    itemList(rep, list, now);
     budget(rep, now);
     feeds(rep, now);
     node(rep, now);
+  }
+
+  function render(rep, list) {
+    draw(rep, list);
     lastGood = rep;
+    lastList = list;
     refreshes++;
     document.body.dataset.refreshes = String(refreshes);
+  }
+
+  // rerender draws the last snapshot again, after a change of the page's
+  // own state (a confirm asked, a payload shown).
+  function rerender() {
+    if (lastGood) draw(lastGood, lastList);
   }
 
   const status = document.getElementById("refresh");
@@ -372,9 +586,11 @@
     document.body.dataset.stale = "true";
   }
 
+  const get = (path) => fetch(path, { cache: "no-store", credentials: "same-origin", headers: { Accept: "application/json" } });
+
   async function refresh() {
     try {
-      const r = await fetch("/v1/status", { cache: "no-store", credentials: "same-origin", headers: { Accept: "application/json" } });
+      const [r, l] = await Promise.all([get("/v1/status"), boot.report.items ? get(itemsQuery()) : null]);
       if (r.status === 401) {
         showFailed("logged out; reload the page to log in");
         return;
@@ -383,7 +599,7 @@
         showFailed("HTTP " + r.status);
         return;
       }
-      render(await r.json());
+      render(await r.json(), l && l.ok ? await l.json() : null);
       delete document.body.dataset.stale;
       showFresh();
     } catch (err) {
@@ -397,7 +613,8 @@
   }
 
   document.getElementById("logout").hidden = !boot.session;
-  render(boot.report);
+  render(boot.report, null);
   showFresh();
-  setTimeout(loop, refreshMS);
+  // The item list is not in the page's data: the first refresh reads it.
+  loop();
 })();

@@ -20,7 +20,7 @@ import (
 //
 // The cookie is a weaker credential than the header, since the browser
 // attaches it by itself, so it authenticates only the routes the
-// dashboard reads (GET /, GET /v1/status, GET /v1/items), which change
+// dashboard reads (GET /, GET /v1/status, GET /v1/items and one item), which change
 // nothing, and
 // only when the browser says the request comes from the daemon's own
 // origin or from the user (Sec-Fetch-Site same-origin or none). A page of

@@ -72,7 +72,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /v1/items/observe", h: s.itemsObserve, needs: items},
 		{pattern: "POST /v1/items/settle", h: s.itemsSettle, needs: items},
 		{pattern: "GET /v1/items/stats", h: s.itemsStats, needs: items},
-		{pattern: "GET /v1/items/{id}", h: s.itemGet, needs: items},
+		{pattern: "GET /v1/items/{id}", h: s.itemGet, needs: items, session: true},
 		{pattern: "POST /v1/items/{id}/succeed", h: s.itemSucceed, needs: items},
 		{pattern: "POST /v1/items/{id}/fail", h: s.itemFail, needs: items},
 		{pattern: "POST /v1/items/{id}/extend", h: s.itemExtend, needs: items},

@@ -1,0 +1,256 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/hostguard/hostguard/internal/faulthost"
+)
+
+// actionsFixture is a daemon with a token and something for every
+// dashboard action to act on: an open endpoint, a host in backoff, an
+// item waiting an hour and one to drop.
+type actionsFixture struct {
+	*fixture
+	bearer []string
+	dead   string // the open endpoint
+}
+
+func newActionsFixture(t *testing.T) *actionsFixture {
+	t.Helper()
+	f := setup(t, func(c *Config) { c.Token = loginToken; c.dashboardRefresh = browserRefresh })
+	af := &actionsFixture{fixture: f, bearer: []string{"Authorization", "Bearer " + loginToken}}
+	dead := faulthost.ClosedPort()
+	t.Cleanup(dead.Close)
+	af.dead = dead.URL()
+	af.trip(af.dead)
+	f.do("POST", "/v1/hosts/ok.example/touch", map[string]any{"ok": true}, af.bearer...)
+	for range 2 {
+		f.do("POST", "/v1/hosts/down.example/touch", map[string]any{"ok": false}, af.bearer...)
+	}
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{
+		{"id": "w1", "not_before": f.clock.Now().Add(time.Hour), "payload": "aGVsbG8gd29ybGQ="},
+		{"id": "d1"},
+	}}, af.bearer...)
+	return af
+}
+
+func (af *actionsFixture) trip(u string) {
+	for range 2 {
+		af.do("GET", fetchPath(u+"/"), nil, af.bearer...)
+	}
+}
+
+func (af *actionsFixture) status() statusReport {
+	var rep statusReport
+	decodeInto(af.t, af.do("GET", "/v1/status", nil, af.bearer...), &rep)
+	return rep
+}
+
+// itemNextAt is when item id is next due, zero when it is gone.
+func (af *actionsFixture) itemNextAt(id string) (time.Time, bool) {
+	a := af.do("GET", "/v1/items/"+id, nil, af.bearer...)
+	if a.status == http.StatusNotFound {
+		return time.Time{}, false
+	}
+	var it struct {
+		NextAt time.Time `json:"next_at"`
+	}
+	decodeInto(af.t, a, &it)
+	return it.NextAt, true
+}
+
+func (af *actionsFixture) login(b *browser) {
+	af.t.Helper()
+	b.do("opening the dashboard", chromedp.Navigate(af.api+"/"))
+	b.waitFor("the login form", `document.querySelector("form#login") !== null`)
+	b.do("logging in",
+		chromedp.SendKeys(chromedp.CSS("#token"), loginToken),
+		chromedp.Submit(chromedp.CSS("form#login")))
+	b.waitFor("the dashboard", `document.querySelector("#panels") !== null && Number(document.body.dataset.refreshes) >= 2`)
+}
+
+// button is an expression: the button of the action with key.
+func button(key string, confirmed bool) string {
+	sel := "button[data-action=" + jsString(key) + "]"
+	if confirmed {
+		sel += "[data-confirmed]"
+	}
+	return "document.querySelector(" + jsString(sel) + ")"
+}
+
+// click clicks the action's button as an operator does and, for a wide
+// action, the confirm it turns into; then it waits until the page shows
+// shown, at most two refreshes later (the one under way and the next).
+func click(t *testing.T, b *browser, key string, confirm bool, shown string) {
+	t.Helper()
+	b.waitFor("the button "+key, button(key, false)+" !== null")
+	before, err := eval[int](b, `Number(document.body.dataset.refreshes)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.do("clicking "+key, chromedp.Evaluate[chromedp.Void](button(key, false)+".click()"))
+	if confirm {
+		b.waitFor("the confirm of "+key, button(key, true)+" !== null")
+		b.do("confirming "+key, chromedp.Evaluate[chromedp.Void](button(key, true)+".click()"))
+	}
+	b.waitFor("the effect of "+key, shown)
+	after, err := eval[int](b, `Number(document.body.dataset.refreshes)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before > 2 {
+		t.Errorf("%s took %d refreshes to show; want at most 2", key, after-before)
+	}
+}
+
+func TestDashboardActionsInABrowser(t *testing.T) {
+	af := newActionsFixture(t)
+	b := newBrowser(t, 1400, 1800)
+	af.login(b)
+	b.waitFor("the open endpoint", panelHas("endpoints", af.dead))
+	b.waitFor("the item list", panelHas("itemlist", "w1")+" && "+panelHas("itemlist", "d1"))
+	// Each action shows the command that does the same.
+	for _, want := range [][2]string{{"endpoints", "hostguard reset " + af.dead}, {"endpoints", "hostguard reset --all"},
+		{"hosts", "hostguard hosts --reset down.example"}, {"budget", "hostguard budget pause"},
+		{"itemlist", "hostguard items due-now w1"}, {"itemlist", "hostguard items forget d1"}} {
+		if !b.mustEval(panelHas(want[0], want[1])) {
+			t.Errorf("panel %s does not show %q", want[0], want[1])
+		}
+	}
+	b.screenshot("actions-before")
+
+	click(t, b, "reset "+af.dead, false, panelHas("endpoints", "Every endpoint is closed"))
+	if rep := af.status(); rep.Guard.ByState["open"] != 0 {
+		t.Errorf("after Retry now the guard has %v", rep.Guard.ByState)
+	}
+
+	// Retry all asks first; cancelling changes nothing.
+	af.trip(af.dead)
+	b.waitFor("the endpoint open again", panelHas("endpoints", af.dead))
+	b.do("asking to retry all", chromedp.Evaluate[chromedp.Void](button("reset-all", false)+".click()"))
+	b.waitFor("the confirm", button("reset-all", true)+" !== null && "+panelHas("endpoints", "Forget the failures of every endpoint?"))
+	b.screenshot("actions-confirm")
+	b.do("cancelling", chromedp.Evaluate[chromedp.Void](`document.querySelector("button[data-cancel]").click()`))
+	b.waitFor("the confirm gone", button("reset-all", true)+" === null")
+	if af.status().Guard.ByState["open"] != 1 {
+		t.Fatal("a cancelled Retry all reset the guard")
+	}
+	click(t, b, "reset-all", true, panelHas("endpoints", "Every endpoint is closed"))
+
+	click(t, b, "host down.example", false, panelHas("hosts", "Every known host answered last time"))
+	if rep := af.status(); rep.Hosts.Unhealthy != 0 {
+		t.Errorf("after Clear backoff %d hosts are unhealthy", rep.Hosts.Unhealthy)
+	}
+
+	click(t, b, "pause", true, panelHas("budget", "background work is paused"))
+	if !af.status().Budget.Paused {
+		t.Error("Pause all did not pause the budget")
+	}
+	click(t, b, "resume", false, "!"+panelHas("budget", "background work is paused"))
+	if af.status().Budget.Paused {
+		t.Error("Resume did not resume the budget")
+	}
+
+	// The payload is shown decoded, as text.
+	b.do("showing w1's payload", chromedp.Evaluate[chromedp.Void](`document.querySelector("button[data-payload=w1]").click()`))
+	b.waitFor("the payload", panelHas("itemlist", "hello world"))
+
+	click(t, b, "due w1", false, `!document.querySelector("#itemlist .body").textContent.includes("in 1 h")`)
+	if at, ok := af.itemNextAt("w1"); !ok || at.After(af.clock.Now()) {
+		t.Errorf("after Due now w1 is due at %v (known %v); want now, %v", at, ok, af.clock.Now())
+	}
+	click(t, b, "forget d1", true, `!document.querySelector("#itemlist .body").textContent.includes("d1")`)
+	if _, ok := af.itemNextAt("d1"); ok {
+		t.Error("Drop left d1 in the queue")
+	}
+	b.screenshot("actions-after")
+	// The login form comes with 401, which the browser notes.
+	b.noConsoleProblems("status of 401 (Unauthorized) (" + af.api + "/:1)")
+
+	logs := af.logs.String()
+	for _, route := range []string{"POST /v1/guard/reset", "POST /v1/guard/reset-all", "POST /v1/hosts/{name}/reset",
+		"POST /v1/budget/pause", "POST /v1/items/{id}/due-now", "DELETE /v1/items/{id}"} {
+		if !strings.Contains(logs, `route="`+route+`" by="session `) {
+			t.Errorf("the log does not say the session did %s", route)
+		}
+	}
+	if strings.Contains(logs, loginToken) {
+		t.Error("the token reached the log")
+	}
+}
+
+// TestDashboardActionsRefuseAnotherOrigin: logged in, the browser visits
+// a page on another port of the same host (which gets the session cookie
+// sent along) that forges every action, with and without a made-up CSRF
+// header, after trying to read the dashboard for the real one. Nothing
+// changes.
+func TestDashboardActionsRefuseAnotherOrigin(t *testing.T) {
+	af := newActionsFixture(t)
+	wNext, _ := af.itemNextAt("w1")
+	forged := []struct{ method, path, body string }{
+		{"POST", "/v1/guard/reset", fmt.Sprintf(`{"url":%q}`, af.dead)},
+		{"POST", "/v1/guard/reset-all", ""},
+		{"POST", "/v1/hosts/down.example/reset", ""},
+		{"POST", "/v1/budget/pause", `{"paused":true}`},
+		{"POST", "/v1/items/w1/due-now", ""},
+		{"DELETE", "/v1/items/d1", ""},
+	}
+	var js strings.Builder
+	for _, fg := range forged {
+		u := af.api + fg.path
+		// no-cors sends a simple request (the cookie goes along); cors
+		// with the header needs a preflight the daemon never grants.
+		fmt.Fprintf(&js, "tries.push(fetch(%q, {method: %q, credentials: \"include\", mode: \"no-cors\", body: %q || undefined}).catch(() => {}));\n", u, fg.method, fg.body)
+		fmt.Fprintf(&js, "tries.push(fetch(%q, {method: %q, credentials: \"include\", headers: {\"X-Hostguard-CSRF\": token, \"Content-Type\": \"application/json\"}, body: %q || undefined}).catch(() => {}));\n", u, fg.method, fg.body)
+	}
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>evil</title><script>
+let token = "x";
+fetch(%q, {credentials: "include"}).then((r) => r.text()).then((t) => { const m = t.match(/"csrf":"([^"]+)"/); if (m) token = m[1]; document.title = "read"; })
+  .catch(() => {}).finally(() => { const tries = [];
+%s
+  Promise.all(tries).then(() => { document.title = "sent " + tries.length; }); });
+</script>`, af.api+"/", js.String())
+	}))
+	t.Cleanup(evil.Close)
+
+	b := newBrowser(t, 1400, 1000)
+	af.login(b)
+	b.do("visiting the other origin", chromedp.Navigate(evil.URL+"/"))
+	b.waitFor("every forged request sent", fmt.Sprintf(`document.title === "sent %d"`, 2*len(forged)))
+	if b.mustEval(`document.title === "read"`) {
+		t.Error("the other origin read the dashboard")
+	}
+
+	rep := af.status()
+	if rep.Guard.ByState["open"] != 1 {
+		t.Errorf("a forged request reset the guard: %v", rep.Guard.ByState)
+	}
+	if rep.Hosts.Backoff != 1 {
+		t.Errorf("a forged request reset the host: %d in backoff", rep.Hosts.Backoff)
+	}
+	if rep.Budget.Paused {
+		t.Error("a forged request paused the budget")
+	}
+	if at, ok := af.itemNextAt("w1"); !ok || !at.Equal(wNext) {
+		t.Errorf("a forged request moved w1 to %v (known %v); it was due %v", at, ok, wNext)
+	}
+	if _, ok := af.itemNextAt("d1"); !ok {
+		t.Error("a forged request dropped d1")
+	}
+	if strings.Contains(af.logs.String(), `by="session `) {
+		t.Error("a forged request was taken as the session's action")
+	}
+	// The session still acts from the daemon's own page.
+	b.do("back to the dashboard", chromedp.Navigate(af.api+"/"))
+	b.waitFor("the dashboard again", `document.querySelector("#panels") !== null`)
+	click(t, b, "host down.example", false, panelHas("hosts", "Every known host answered last time"))
+}
