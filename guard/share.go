@@ -267,6 +267,12 @@ func (g *Guard) claimFirst(ep *endpoint) bool {
 	g.running.Add(1)
 	ep.claimed = ep.cycle
 	ep.setTrial(leaseWait)
+	if ep.timer != nil {
+		// A caller came before the probe timer fired: the claim
+		// starts the probe, and the timer must not hide the lease's.
+		ep.timer.Stop()
+		ep.timer = nil
+	}
 	return true
 }
 
