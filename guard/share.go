@@ -245,9 +245,14 @@ func (g *Guard) adoptable(ep *endpoint, t *Transition) bool {
 }
 
 // adopt opens ep until t.Until on another guard's word. The opening does
-// not count towards growth: only this guard's own trips do. Call with
-// ep.mu held.
+// not count towards growth: only this guard's own trips do. For the
+// sibling rule it is a counted failure: requests this guard admitted
+// before it learned of the opening were in flight with the failures
+// behind it, and cannot add to a streak later, so that a straggler here
+// does not re-open the cluster after its probe found the host back. Call
+// with ep.mu held.
 func (g *Guard) adopt(ep *endpoint, now time.Time, t *Transition) {
+	ep.boundary = ep.seq.Load()
 	g.openPeriod(ep, now, t.At, t.Until)
 }
 

@@ -213,6 +213,22 @@ func TestSharingRules(t *testing.T) {
 			{"A", step{at: 2 * s, do: "state", want: "closed"}},
 			{"C", step{at: 2 * s, do: "state", want: "closed"}},
 		}),
+		"requests in flight when a node adopts an opening are its siblings": cat(network("A", 0), []crow{
+			{"B", step{at: 0, do: "acquire", tk: "s1"}},
+		}, tripA(0), []crow{
+			{"B", step{at: s, do: "state", want: "open"}},
+			{"A", step{at: 10 * s, do: "acquire", want: "open 21s"}},
+			{"A", step{at: 32 * s, do: "probe", want: "answer"}},
+			{"B", step{at: 32 * s, do: "state", want: "closed"}},
+			// B's request from before the opening times out after the
+			// cluster's probe closed it: a sibling of the failures
+			// behind the opening, it does not count, so one new failure
+			// is a streak of one.
+			{"B", step{at: 33 * s, do: "fail", tk: "s1", want: "timeout"}},
+			{"B", step{at: 33 * s, do: "acquire", tk: "n1"}},
+			{"B", step{at: 33 * s, do: "fail", tk: "n1", want: "timeout"}},
+			{"B", step{at: 33 * s, do: "state", want: "closed"}},
+		}),
 		"the kill switch refuses nothing for a remote opening": cat(network("A", 0), tripA(0), []crow{
 			{"B", step{at: 2 * s, do: "disable"}},
 			{"B", step{at: 2 * s, do: "acquire", want: "ok"}},
