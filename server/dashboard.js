@@ -401,6 +401,9 @@
       ? table([{ label: "source", name: true }, { label: "used" }, { label: "used / allowance", n: true }, { label: "head-poll reserve", n: true },
         { label: "daily limit (from)" }, { label: "remaining" }], srcRows)
       : el("p", { class: "muted", text: "No sources are configured." });
+    // The source bars have two parts: say which is which.
+    const legend = srcRows.length ? el("p", { class: "legend" }, el("span", { class: "used", text: "used" }), " ",
+      el("span", { class: "reserve", text: "head-poll reserve (kept back at the end of the allowance)" })) : null;
     const kindRows = (b.kinds || []).map((k) => {
       const f = k.kind === "bytes" ? bytes : count;
       return { key: k.kind, cells: [
@@ -415,7 +418,7 @@
         cli: "hostguard budget resume", done: "Background work resumed." })
       : act({ key: "pause", label: "Pause all", method: "POST", path: "/v1/budget/pause", body: { paused: true },
         cli: "hostguard budget pause", confirm: "Pause all background work on every node?", done: "Background work is paused." });
-    panel("budget", summary, el("p", { class: "actions" }, pause), el("h3", { text: "per source" }), sources, el("h3", { text: "per kind of work" }),
+    panel("budget", summary, el("p", { class: "actions" }, pause), el("h3", { text: "per source" }), sources, legend, el("h3", { text: "per kind of work" }),
       table([{ label: "kind", name: true }, { label: "used" }, { label: "used / allowance", n: true }, { label: "remaining", n: true }], kindRows));
   }
 

@@ -124,6 +124,10 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 			t.Errorf("panel %s does not show %q", want[0], want[1])
 		}
 	}
+	if labels, err := eval[string](b, `[...document.querySelectorAll("#hosts thead th")].map((e) => e.textContent).join("|")`); err != nil ||
+		labels != "host|state|failures in a row|retry in|last success|last failure|recent (this node)|action" {
+		t.Errorf("the hosts' columns are %q (%v)", labels, err)
+	}
 	b.screenshot("actions-before")
 
 	click(t, b, "reset "+af.dead, false, panelHas("endpoints", "Every endpoint is closed"))
@@ -253,4 +257,95 @@ fetch(%q, {credentials: "include"}).then((r) => r.text()).then((t) => { const m 
 	b.do("back to the dashboard", chromedp.Navigate(af.api+"/"))
 	b.waitFor("the dashboard again", `document.querySelector("#panels") !== null`)
 	click(t, b, "host down.example", false, panelHas("hosts", "Every known host answered last time"))
+}
+
+// TestDashboardShowsTheOpenFirst: with 30 endpoints, 4 of them open and
+// 24 half-open that nobody asks for, the 4 open ones are on top, visible
+// without scrolling at 1400×1800, and the 24 are one line; the page
+// fits a phone's width too. It leaves the screenshots CI keeps.
+func TestDashboardShowsTheOpenFirst(t *testing.T) {
+	f := setup(t, func(c *Config) { c.dashboardRefresh = browserRefresh })
+	ports := make([]string, 30)
+	for i := range ports {
+		p := faulthost.ClosedPort()
+		t.Cleanup(p.Close)
+		ports[i] = p.URL()
+	}
+	report := func(u, outcome string) {
+		t.Helper()
+		var tk struct {
+			Ticket string `json:"ticket"`
+		}
+		decodeInto(t, f.do("POST", "/v1/guard/acquire", map[string]any{"url": u}), &tk)
+		body := map[string]any{"ticket": tk.Ticket, "outcome": outcome}
+		if outcome == "failed" {
+			body["error_class"] = "refused"
+		}
+		if a := f.do("POST", "/v1/guard/report", body); a.status != http.StatusOK {
+			t.Fatalf("report: %d %s", a.status, a.body)
+		}
+	}
+	for _, u := range ports[:24] {
+		report(u, "failed")
+		report(u, "failed")
+	}
+	// Their open period ends: half-open, each waiting for a request.
+	f.clock.Advance(2 * time.Minute)
+	for _, u := range ports[24:28] {
+		report(u, "failed")
+		report(u, "failed")
+	}
+	for _, u := range ports[28:] {
+		report(u, "answered")
+	}
+	rep := guardReportOf(t, f)
+	if rep.Guard.Endpoints != 30 || rep.Guard.ByState["open"] != 4 || rep.Guard.ByState["half-open"] != 24 {
+		t.Fatalf("the guard holds %d endpoints, %v; want 30 with 4 open and 24 half-open", rep.Guard.Endpoints, rep.Guard.ByState)
+	}
+
+	b := newBrowser(t, 1400, 1800)
+	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the open endpoints", panelHas("endpoints", ports[27]))
+	open := `[...document.querySelectorAll("#endpoints tbody tr")]`
+	if n, err := eval[int](b, open+`.length`); err != nil || n != 4 {
+		t.Errorf("the endpoints table has %d rows (%v); want the 4 open ones", n, err)
+	}
+	if !b.mustEval(open + `.every((r) => r.querySelector(".state-open") && r.getBoundingClientRect().bottom <= window.innerHeight)`) {
+		t.Error("an open endpoint is not visible without scrolling at 1400×1800")
+	}
+	if !b.mustEval(panelHas("endpoints", "24 half-open endpoints with no request waiting")) {
+		t.Error("the 24 idle half-open endpoints are not collapsed into a count")
+	}
+	if !b.mustEval(panelHas("endpoints", "30 known") + " && " + panelHas("endpoints", "4 open") + " && " + panelHas("endpoints", "24 half-open")) {
+		t.Error("the counts do not match the rows")
+	}
+	// The labels, pinned: the same words as hostguard status.
+	labels, err := eval[string](b, `[...document.querySelectorAll("#endpoints thead th")].map((e) => e.textContent).join("|")`)
+	if want := "endpoint|state|since|failures|last error|probe or trial|tickets|action"; err != nil || labels != want {
+		t.Errorf("the endpoints' columns are %q (%v); want %q", labels, err, want)
+	}
+	if !b.mustEval(open + `.every((r) => r.cells[5].textContent.startsWith("trial in "))`) {
+		t.Error("an open endpoint's time left is not said as \"trial in\"")
+	}
+	if !b.mustEval(panelHas("budget", "head-poll reserve (kept back") + ` && document.querySelector("#budget .legend .used") !== null`) {
+		t.Error("the budget's two-part bars have no legend")
+	}
+	b.screenshot("dashboard-30-endpoints-1400x1800")
+	b.noConsoleProblems()
+
+	phone := newBrowser(t, 390, 844)
+	phone.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	phone.waitFor("the open endpoints", panelHas("endpoints", ports[27]))
+	if w, err := eval[int](phone, `document.scrollingElement.scrollWidth`); err != nil || w > 390 {
+		t.Errorf("the page is %d px wide at a 390 px viewport (%v)", w, err)
+	}
+	phone.screenshot("dashboard-30-endpoints-390x844")
+	phone.noConsoleProblems()
+}
+
+func guardReportOf(t *testing.T, f *fixture) statusReport {
+	t.Helper()
+	var rep statusReport
+	decodeInto(t, f.do("GET", "/v1/status", nil), &rep)
+	return rep
 }

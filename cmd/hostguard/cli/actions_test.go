@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -36,5 +38,48 @@ func TestOperatorActions(t *testing.T) {
 	}
 	if code, _, _ := run("items", "forget", "--addr", addr, "a1"); code != ExitRefused {
 		t.Fatalf("forget of a forgotten item: exit %d, want %d", code, ExitRefused)
+	}
+}
+
+// TestStatusLabels pins the words `hostguard status` and `hosts` use, the
+// same as the dashboard's: an open endpoint's remaining time is "TRIAL
+// IN" (when it lets a trial through), a host's is "RETRY IN".
+func TestStatusLabels(t *testing.T) {
+	addr := daemon(t, "")
+	for range 2 {
+		var tk struct {
+			Ticket string `json:"ticket"`
+		}
+		post(t, addr, "/v1/guard/acquire", `{"url":"http://127.0.0.1:9/"}`, &tk)
+		post(t, addr, "/v1/guard/report", `{"ticket":"`+tk.Ticket+`","outcome":"failed","error_class":"refused"}`, nil)
+	}
+	touch(t, addr, "ok.example.net", true)
+	touch(t, addr, "files.example.net", false)
+	out := mustRun(t, "status", "--addr", addr)
+	for _, want := range []string{"ENDPOINT  ", "STATE  ", "TRIAL IN  ", "FAILURES  ", "LAST FAILURE",
+		"HOST  ", "FAILS IN A ROW  ", "RETRY IN  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "OPEN FOR") {
+		t.Errorf("status says OPEN FOR for the time until a trial:\n%s", out)
+	}
+}
+
+func post(t *testing.T, addr, path, body string, out any) {
+	t.Helper()
+	resp, err := http.Post(addr+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s", path, resp.Status)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -79,7 +79,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		for _, e := range g.NotClosed {
 			rows = append(rows, []string{e.Endpoint, e.State, seconds(e.RetryAfterSeconds), strconv.Itoa(e.Failures), dash(e.LastFailure)})
 		}
-		table(stdout, "", []string{"ENDPOINT", "STATE", "OPEN FOR", "FAILURES", "LAST FAILURE"}, rows)
+		table(stdout, "", []string{"ENDPOINT", "STATE", "TRIAL IN", "FAILURES", "LAST FAILURE"}, rows)
 	}
 	if h := st.Hosts; h != nil {
 		fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
