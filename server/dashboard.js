@@ -231,6 +231,22 @@
   // An endpoint's row: open ones first, then half-open ones someone is
   // trying; half-open ones nobody asks for are only counted, since
   // nothing happens to them until a request comes.
+  // hostOf is the host of an endpoint, as the host tracker names it.
+  function hostOf(endpoint) {
+    try { return new URL(endpoint).hostname.toLowerCase().replace(/^\[|\]$/g, ""); } catch (e) { return endpoint; }
+  }
+
+  // trackerSays is what the host tracker thinks of an endpoint's host, so
+  // that one row shows both the guard's view and the tracker's.
+  function trackerSays(rep, host) {
+    const h = rep.hosts;
+    if (!h) return muted("no tracker");
+    const x = (h.unhealthy_hosts || []).find((u) => u.name === host);
+    if (x) return x.available ? el("span", { class: "warn", text: "unhealthy" })
+      : el("span", { class: "bad", text: "backoff, retry in " + dur(x.retry_in_seconds) });
+    return muted(h.unhealthy > (h.unhealthy_hosts || []).length ? "-" : "no failures");
+  }
+
   const idle = (e) => e.state === "half-open" && !e.probing && !e.trial_out && !e.tickets_out;
 
   function endpoints(rep, now) {
@@ -247,8 +263,10 @@
     if (!g.not_closed.length) {
       return panel("endpoints", summary, el("p", { class: "muted", text: "Every endpoint is closed: requests go through." }));
     }
+    // Open first; within a state, the endpoints of one host together.
     const rank = (e) => e.state === "open" ? 0 : 1;
-    const shown = g.not_closed.filter((e) => !idle(e)).sort((a, b) => rank(a) - rank(b));
+    const shown = g.not_closed.filter((e) => !idle(e)).sort((a, b) => rank(a) - rank(b) ||
+      hostOf(a.endpoint).localeCompare(hostOf(b.endpoint)) || a.endpoint.localeCompare(b.endpoint));
     const quiet = g.not_closed.length - shown.length;
     const rows = shown.map((e) => {
       let trial;
@@ -259,6 +277,7 @@
       return { key: e.endpoint, cells: [
         code(e.endpoint),
         el("span", { class: "state-" + e.state, text: e.state }),
+        trackerSays(rep, hostOf(e.endpoint)),
         when(e.since, now, "unknown"),
         count(e.failures),
         e.last_failure ? code(e.last_failure) : muted("-"),
@@ -273,7 +292,7 @@
         " with no request waiting: each lets its next request through as a trial. GET /v1/guard?state=half-open lists them.")
       : null;
     panel("endpoints", summary, el("p", { class: "actions" }, all), rows.length ? table([
-      { label: "endpoint", name: true }, { label: "state" }, { label: "since" }, { label: "failures", n: true },
+      { label: "endpoint", name: true }, { label: "state" }, { label: "host tracker" }, { label: "since" }, { label: "failures", n: true },
       { label: "last error" }, { label: "probe or trial" }, { label: "tickets", n: true }, { label: "action", cls: "act" },
     ], rows) : null, collapsed);
   }
@@ -287,8 +306,21 @@
       el("span", { class: h.backoff ? "bad" : null }, count(h.backoff) + " in backoff"));
     const list = h.unhealthy_hosts || [];
     if (!list.length) return panel("hosts", summary, el("p", { class: "muted", text: "Every known host answered last time." }));
+    const guardOf = {};
+    for (const e of rep.guard.not_closed || []) {
+      const k = hostOf(e.endpoint);
+      guardOf[k] = guardOf[k] || {};
+      guardOf[k][e.state] = (guardOf[k][e.state] || 0) + 1;
+    }
+    const guardSays = (name) => {
+      const by = guardOf[name];
+      if (!by) return muted("closed");
+      return el("span", { class: by.open ? "bad" : "warn",
+        text: Object.entries(by).map(([st, n]) => n + " " + st).join(", ") });
+    };
     const rows = list.map((x) => ({ key: x.name, cells: [
       code(x.display || x.name),
+      guardSays(x.name),
       x.available ? el("span", { class: "warn", text: "unhealthy" }) : el("span", { class: "bad", text: "backoff" }),
       count(x.consecutive_fails),
       x.available ? muted("now") : dur(x.retry_in_seconds),
@@ -303,7 +335,7 @@
       ? el("p", { class: "muted", text: "Showing " + list.length + " of " + count(h.unhealthy) + "; GET /v1/hosts?view=unhealthy lists them all." })
       : null;
     panel("hosts", summary, table([
-      { label: "host", name: true }, { label: "state" }, { label: "failures in a row", n: true }, { label: "retry in", n: true },
+      { label: "host", name: true }, { label: "guard" }, { label: "state" }, { label: "failures in a row", n: true }, { label: "retry in", n: true },
       { label: "last success" }, { label: "last failure" }, { label: "recent (this node)", cls: "fit" }, { label: "action", cls: "act" },
     ], rows), more, el("p", { class: "legend" },
       el("span", { class: "success", text: "success" }), " ", el("span", { class: "failure", text: "failure" }), " ",

@@ -125,7 +125,7 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 		}
 	}
 	if labels, err := eval[string](b, `[...document.querySelectorAll("#hosts thead th")].map((e) => e.textContent).join("|")`); err != nil ||
-		labels != "host|state|failures in a row|retry in|last success|last failure|recent (this node)|action" {
+		labels != "host|guard|state|failures in a row|retry in|last success|last failure|recent (this node)|action" {
 		t.Errorf("the hosts' columns are %q (%v)", labels, err)
 	}
 	b.screenshot("actions-before")
@@ -298,6 +298,11 @@ func TestDashboardShowsTheOpenFirst(t *testing.T) {
 	for _, u := range ports[28:] {
 		report(u, "answered")
 	}
+	// The host of every endpoint is in backoff with the tracker too.
+	f.do("POST", "/v1/hosts/ok.example/touch", map[string]any{"ok": true})
+	for range 2 {
+		f.do("POST", "/v1/hosts/127.0.0.1/touch", map[string]any{"ok": false})
+	}
 	rep := guardReportOf(t, f)
 	if rep.Guard.Endpoints != 30 || rep.Guard.ByState["open"] != 4 || rep.Guard.ByState["half-open"] != 24 {
 		t.Fatalf("the guard holds %d endpoints, %v; want 30 with 4 open and 24 half-open", rep.Guard.Endpoints, rep.Guard.ByState)
@@ -321,11 +326,18 @@ func TestDashboardShowsTheOpenFirst(t *testing.T) {
 	}
 	// The labels, pinned: the same words as hostguard status.
 	labels, err := eval[string](b, `[...document.querySelectorAll("#endpoints thead th")].map((e) => e.textContent).join("|")`)
-	if want := "endpoint|state|since|failures|last error|probe or trial|tickets|action"; err != nil || labels != want {
+	if want := "endpoint|state|host tracker|since|failures|last error|probe or trial|tickets|action"; err != nil || labels != want {
 		t.Errorf("the endpoints' columns are %q (%v); want %q", labels, err, want)
 	}
-	if !b.mustEval(open + `.every((r) => r.cells[5].textContent.startsWith("trial in "))`) {
+	if !b.mustEval(open + `.every((r) => r.cells[6].textContent.startsWith("trial in "))`) {
 		t.Error("an open endpoint's time left is not said as \"trial in\"")
+	}
+	// One row says what both the guard and the host tracker think.
+	if !b.mustEval(open + `.every((r) => r.cells[2].textContent.startsWith("backoff, retry in"))`) {
+		t.Error("an open endpoint's row does not show its host's backoff")
+	}
+	if !b.mustEval(`[...document.querySelectorAll("#hosts tbody tr")].some((r) => r.cells[0].textContent === "127.0.0.1" && r.cells[1].textContent === "4 open, 24 half-open")`) {
+		t.Error("the host's row does not show the guard's endpoints on it")
 	}
 	if !b.mustEval(panelHas("budget", "head-poll reserve (kept back") + ` && document.querySelector("#budget .legend .used") !== null`) {
 		t.Error("the budget's two-part bars have no legend")
