@@ -43,6 +43,20 @@ type metrics struct {
 
 func newMetrics(s *Server) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
+	m.reg.MustRegister(m.newHTTP(s)...)
+	m.reg.MustRegister(m.newGuard(s)...)
+	m.reg.MustRegister(m.newWork(s)...)
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&stateCollector{s: s},
+	)
+	return m
+}
+
+// newHTTP makes the metrics of the daemon's own listeners: the API, fetch
+// and the proxy, and the build it runs.
+func (m *metrics) newHTTP(s *Server) []prometheus.Collector {
 	m.requests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "hostguard", Subsystem: "http", Name: "request_duration_seconds",
 		Help:    "Time to serve a request to the daemon's own API (not /v1/fetch, not the proxy), by route path, method and status code.",
@@ -67,6 +81,12 @@ func newMetrics(s *Server) *metrics {
 		ConstLabels: prometheus.Labels{"version": s.version, "go_version": runtime.Version()},
 	})
 	build.Set(1)
+	return []prometheus.Collector{m.requests, m.fetches, m.proxied, build}
+}
+
+// newGuard makes the metrics of the connectivity guard, of the upstream
+// requests it judges and of the wakes its answers cause.
+func (m *metrics) newGuard(s *Server) []prometheus.Collector {
 	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "guard", Name: "probes_total",
 		Help: "Recovery probes the guard sent on its own, by result: answered, failed (host-level) or inconclusive.",
@@ -101,6 +121,12 @@ func newMetrics(s *Server) *metrics {
 		Namespace: "hostguard", Subsystem: "upstream", Name: "requests_total",
 		Help: "Fetch and proxy requests by where they came in and how they ended (answered, fast_fail, policy, or a failure class).",
 	}, []string{"via", "result"})
+	return []prometheus.Collector{m.probes, m.hostWakes, m.transitions, m.fastFails, m.tickets, m.expired, m.upstream}
+}
+
+// newWork makes the metrics of the budget, the leader's periodic work and
+// the evidence book.
+func (m *metrics) newWork(s *Server) []prometheus.Collector {
 	m.admissions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "hostguard", Subsystem: "budget", Name: "admissions_total",
 		Help: "Budget admissions, through the API and the leader's own feed polls, by kind of work and result (granted, exhausted, paced, paused, disabled, unknown_source, error).",
@@ -135,14 +161,7 @@ func newMetrics(s *Server) *metrics {
 		}
 		return float64(s.cfg.Elector.Term())
 	})
-	m.reg.MustRegister(m.admissions, m.settlements, m.pruned, m.verdicts, m.leading, m.term)
-	m.reg.MustRegister(build, m.fetches, m.proxied)
-	m.reg.MustRegister(m.requests, m.transitions, m.hostWakes, m.fastFails, m.probes, m.tickets, m.expired, m.upstream,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&stateCollector{s: s},
-	)
-	return m
+	return []prometheus.Collector{m.admissions, m.settlements, m.pruned, m.verdicts, m.leading, m.term}
 }
 
 func (m *metrics) handler() http.Handler {

@@ -116,6 +116,26 @@ func New(cfg Config) (*Server, error) {
 	s.hosts = newHostHistory(outcomeHosts)
 	s.sessions = newSessionTable(maxSessions, sessionLifetime, cfg.Now)
 
+	if err := s.setupGuard(cfg); err != nil {
+		s.cancelBase()
+		return nil, err
+	}
+	s.setupUpstream(cfg)
+	if err := s.setupFeeds(); err != nil {
+		s.cancelBase()
+		return nil, err
+	}
+	s.api = s.browserGuard(s.routes())
+	s.proxy = s.metrics.timeProxy(s.apiHandler(s.serveProxy))
+	s.startHostWaker()
+	go s.sweep()
+	return s, nil
+}
+
+// setupGuard builds the connectivity guard: its metrics and log on every
+// transition, its probe, and, on a shared store, its link to the other
+// nodes.
+func (s *Server) setupGuard(cfg Config) error {
 	gcfg := cfg.Guard
 	userHook := gcfg.OnTransition
 	gcfg.OnTransition = func(endpoint string, from, to guard.State) {
@@ -139,8 +159,7 @@ func New(cfg Config) (*Server, error) {
 		// holding it delays the cluster's next probe by no more.
 		link, err := cfg.ShareStore.GuardShare(guard.StoreShareParams{Node: node, LeaseFor: cfg.HeaderTimeout + 5*time.Second, Now: cfg.Now})
 		if err != nil {
-			s.cancelBase()
-			return nil, err
+			return err
 		}
 		s.link, gcfg.Share = link, link
 	}
@@ -157,6 +176,13 @@ func New(cfg Config) (*Server, error) {
 		cancel()
 	}
 
+	return nil
+}
+
+// setupUpstream builds what the daemon's own outbound requests go
+// through: the policy's dialer, net/http's transport for what the fast
+// upstream pool does not carry, the pool, and the probe's request.
+func (s *Server) setupUpstream(cfg Config) {
 	s.dialer = newDialer(cfg.AllowPrivate, cfg.HeaderTimeout, s.own)
 	s.base = &http.Transport{
 		// Proxy stays nil on purpose: the daemon is often someone's
@@ -179,15 +205,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.upstream = newPlainTransport(s.base, s.dialer.DialContext, s.base.IdleConnTimeout, s.base.MaxIdleConnsPerHost)
 	s.probeFunc = transport.ProbeFunc(s.base, cfg.HeaderTimeout)
-	if err := s.setupFeeds(); err != nil {
-		s.cancelBase()
-		return nil, err
-	}
-	s.api = s.browserGuard(s.routes())
-	s.proxy = s.metrics.timeProxy(s.apiHandler(s.serveProxy))
-	s.startHostWaker()
-	go s.sweep()
-	return s, nil
 }
 
 // Guard returns the server's connectivity guard, for embedding programs

@@ -264,91 +264,31 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 			log.Warn(w)
 		}
 	}
-	dsn := s.db
-	if dsn == "" {
-		p, err := defaultDBPath()
-		if err != nil {
-			return err
-		}
-		dsn = p
-	}
-	kind, target, err := hostguard.ParseDSN(dsn)
+	st, kind, closeStore, err := openStore(ctx, s)
 	if err != nil {
 		return err
 	}
-	if kind == "sqlite" {
-		lock, err := sqlite.Lock(target)
-		if err != nil {
-			return err
-		}
-		defer lock.Release()
-	}
-	var st hostguard.Store
-	if kind == "postgres" {
-		var pg *postgres.Store
-		if pg, err = postgres.OpenConfig(ctx, target, s.postgres); err == nil {
-			st = pg
-		}
-	} else {
-		st, err = hostguard.Open(ctx, dsn)
-	}
-	if err != nil {
-		return fmt.Errorf("opening the %s store: %w", kind, err)
-	}
-	defer st.Close()
+	defer closeStore()
 	if s.looseKey {
 		log.Warn("hostguard: the configuration file holds an API key and others may read it; use api_key_env, or chmod 600 the file", "config", s.config)
 	}
-	cfg := s.server
-	cfg.Logger = log
-	cfg.FeedStore = st
-	cfg.ShareStore, _ = st.(guard.ShareStore)
-	if cfg.Ready, err = readiness(ctx, st); err != nil {
-		return err
-	}
-	if cfg.Health, err = health.New(st, health.Config{Logger: log}); err != nil {
-		return err
-	}
-	if cfg.Retry, err = retry.New(st, s.retry); err != nil {
-		return err
-	}
-	if cfg.Budget, err = budget.New(st, s.budget); err != nil {
-		return err
-	}
-	logOverrides(ctx, log, cfg.Budget)
-	lcfg := s.leader
-	lcfg.Logger = log
-	if cfg.Elector, err = leader.New(st, lcfg); err != nil {
-		return err
-	}
-	ecfg := s.evidence
-	ecfg.Logger = log
-	book, err := evidence.New(st, ecfg)
+	cfg, closeBook, err := serverConfig(ctx, s, st, kind, log)
 	if err != nil {
 		return err
 	}
 	// Deferred after the store's Close, so it runs first.
-	defer book.Close()
-	cfg.Evidence = book
-	cfg.Version = version()
-	cfg.StoreKind = kind
+	defer closeBook()
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
 	}
-	api, err := net.Listen("tcp", s.listen)
+	api, proxy, err := listen(s)
 	if err != nil {
 		srv.Close()
-		return fmt.Errorf("listening for the API: %w", err)
+		return err
 	}
-	var proxy net.Listener
 	proxyAddr := "off"
-	if s.proxyListen != "" {
-		if proxy, err = net.Listen("tcp", s.proxyListen); err != nil {
-			api.Close()
-			srv.Close()
-			return fmt.Errorf("listening for the proxy: %w", err)
-		}
+	if proxy != nil {
 		proxyAddr = proxy.Addr().String()
 	}
 	log.Info("hostguard: listening", "api", api.Addr().String(), "proxy", proxyAddr,
@@ -369,6 +309,94 @@ func runDaemon(ctx context.Context, s *settings, log *slog.Logger, hup <-chan st
 		}()
 	}
 	return srv.Serve(ctx, api, proxy)
+}
+
+// openStore opens the store s names (the default SQLite file when none),
+// holding a SQLite file's lock for as long as it is open. closeStore
+// closes the store, then lets the lock go.
+func openStore(ctx context.Context, s *settings) (st hostguard.Store, kind string, closeStore func(), err error) {
+	dsn := s.db
+	if dsn == "" {
+		if dsn, err = defaultDBPath(); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	kind, target, err := hostguard.ParseDSN(dsn)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	release := func() {}
+	if kind == "sqlite" {
+		lock, err := sqlite.Lock(target)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		release = func() { lock.Release() }
+	}
+	if kind == "postgres" {
+		var pg *postgres.Store
+		if pg, err = postgres.OpenConfig(ctx, target, s.postgres); err == nil {
+			st = pg
+		}
+	} else {
+		st, err = hostguard.Open(ctx, dsn)
+	}
+	if err != nil {
+		release()
+		return nil, "", nil, fmt.Errorf("opening the %s store: %w", kind, err)
+	}
+	return st, kind, func() { st.Close(); release() }, nil
+}
+
+// serverConfig builds the libraries from s on st, into the server's
+// configuration. closeBook closes the evidence book it opened.
+func serverConfig(ctx context.Context, s *settings, st hostguard.Store, kind string, log *slog.Logger) (cfg server.Config, closeBook func(), err error) {
+	cfg = s.server
+	cfg.Logger = log
+	cfg.FeedStore = st
+	cfg.ShareStore, _ = st.(guard.ShareStore)
+	if cfg.Ready, err = readiness(ctx, st); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Health, err = health.New(st, health.Config{Logger: log}); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Retry, err = retry.New(st, s.retry); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Budget, err = budget.New(st, s.budget); err != nil {
+		return cfg, nil, err
+	}
+	logOverrides(ctx, log, cfg.Budget)
+	lcfg := s.leader
+	lcfg.Logger = log
+	if cfg.Elector, err = leader.New(st, lcfg); err != nil {
+		return cfg, nil, err
+	}
+	ecfg := s.evidence
+	ecfg.Logger = log
+	book, err := evidence.New(st, ecfg)
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.Evidence = book
+	cfg.Version = version()
+	cfg.StoreKind = kind
+	return cfg, func() { book.Close() }, nil
+}
+
+// listen opens the API's listener and, unless it is off, the proxy's.
+func listen(s *settings) (api, proxy net.Listener, err error) {
+	if api, err = net.Listen("tcp", s.listen); err != nil {
+		return nil, nil, fmt.Errorf("listening for the API: %w", err)
+	}
+	if s.proxyListen != "" {
+		if proxy, err = net.Listen("tcp", s.proxyListen); err != nil {
+			api.Close()
+			return nil, nil, fmt.Errorf("listening for the proxy: %w", err)
+		}
+	}
+	return api, proxy, nil
 }
 
 // defaultDBPath is the SQLite file in the user's state directory
