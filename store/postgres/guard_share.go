@@ -270,22 +270,11 @@ func (l *guardLink) listen(apply func(guard.Transition), ready chan<- error) {
 
 func (l *guardLink) listenOnce(apply func(guard.Transition), listening func()) error {
 	ctx := l.ctx
-	conn, err := pgx.ConnectConfig(ctx, l.s.pool.Config().ConnConfig.Copy())
+	conn, closeConn, err := l.s.listenConn(ctx, l.channelName)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = conn.Close(cctx)
-	}()
-	channel, err := l.channelName(ctx, conn)
-	if err != nil {
-		return err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		return err
-	}
+	defer closeConn()
 	// Listening first: an opening committed from here on is announced
 	// even if the load below misses it.
 	rows, err := conn.Query(ctx, `SELECT endpoint, opened_at, since, until FROM guard_openings
@@ -324,9 +313,7 @@ func (l *guardLink) listenOnce(apply func(guard.Transition), listening func()) e
 
 // channelName is the NOTIFY channel, read once: the schema comes from the
 // connection settings, the same for the pool and the listener.
-func (l *guardLink) channelName(ctx context.Context, db interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) (string, error) {
+func (l *guardLink) channelName(ctx context.Context, db rowQuerier) (string, error) {
 	l.mu.Lock()
 	name := l.channel
 	l.mu.Unlock()

@@ -50,9 +50,7 @@ func newWakeID() string {
 // retryChannel is the channel's name, read from the database once: the
 // schema comes from the connection settings, the same for the pool and
 // the listener's connection.
-func (s *Store) retryChannel(ctx context.Context, db interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) (string, error) {
+func (s *Store) retryChannel(ctx context.Context, db rowQuerier) (string, error) {
 	w := &s.wake
 	w.mu.Lock()
 	name := w.channel
@@ -145,22 +143,11 @@ func (s *Store) retryListen(ctx context.Context) {
 }
 
 func (s *Store) retryListenOnce(ctx context.Context, listening func()) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	conn, closeConn, err := s.listenConn(ctx, s.retryChannel)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = conn.Close(cctx)
-	}()
-	channel, err := s.retryChannel(ctx, conn)
-	if err != nil {
-		return err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		return err
-	}
+	defer closeConn()
 	listening()
 	w := &s.wake
 	for {
@@ -259,4 +246,33 @@ func (s *Store) RetryNextDue(ctx context.Context, _ retry.StoreNextDueParams) (r
 		return retry.StoreNextDueResult{}, nil
 	}
 	return retry.StoreNextDueResult{At: at.UTC()}, nil
+}
+
+// listenConn opens a connection of its own (LISTEN holds it for as long
+// as it listens, so it cannot come from the pool) and listens on the
+// channel that channel names for it. closeConn closes it, briefly bounded.
+func (s *Store) listenConn(ctx context.Context, channel func(context.Context, rowQuerier) (string, error)) (conn *pgx.Conn, closeConn func(), err error) {
+	conn, err = pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, nil, err
+	}
+	closeConn = func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}
+	name, err := channel(ctx, conn)
+	if err == nil {
+		_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{name}.Sanitize())
+	}
+	if err != nil {
+		closeConn()
+		return nil, nil, err
+	}
+	return conn, closeConn, nil
+}
+
+// rowQuerier is what naming a channel needs: a connection or the pool.
+type rowQuerier interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
 }
