@@ -127,7 +127,9 @@ type failRequest struct {
 	Lease string `json:"lease"`
 	Class string `json:"class"`
 	Note  string `json:"note"`
-	Host  string `json:"host"`
+	// Source names where the failure's evidence came from (retry.Outcome).
+	Source string `json:"source"`
+	Host   string `json:"host"`
 }
 
 type extendRequest struct {
@@ -145,6 +147,7 @@ type observeRequest struct {
 	AddIfMissing bool   `json:"add_if_missing"`
 	Priority     int    `json:"priority"`
 	Payload      []byte `json:"payload"`
+	Source       string `json:"source"`
 }
 
 // itemLease reads the {id} segment and the lease token every operation on
@@ -203,7 +206,7 @@ func (s *Server) itemFail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o := retry.Outcome{Lease: ref, Op: retry.OpFail, Class: req.Class, Note: req.Note, Host: req.Host}
+	o := retry.Outcome{Lease: ref, Op: retry.OpFail, Class: req.Class, Note: req.Note, Source: req.Source, Host: req.Host}
 	if err := s.cfg.Retry.SettleOne(r.Context(), o); err != nil {
 		return failed("fail of an item", err)
 	}
@@ -238,7 +241,7 @@ func (s *Server) itemObserve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.cfg.Retry.Observe(r.Context(), id, retry.ObserveParams{
-		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Payload: req.Payload})
+		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Payload: req.Payload, Source: req.Source})
 	if err != nil {
 		return failed("observing an item", observedID(err))
 	}

@@ -18,6 +18,7 @@ type observeBatchRequest struct {
 	Boost        int      `json:"boost"`
 	AddIfMissing bool     `json:"add_if_missing"`
 	Priority     int      `json:"priority"`
+	Source       string   `json:"source"`
 }
 
 type observeBatchResponse struct {
@@ -35,7 +36,7 @@ func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("ids", "ids is missing or empty: {\"ids\":[\"...\"]}")
 	}
 	res, err := s.cfg.Retry.ObserveMany(r.Context(), req.IDs, retry.ObserveParams{
-		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority})
+		Boost: req.Boost, AddIfMissing: req.AddIfMissing, Priority: req.Priority, Source: req.Source})
 	if err != nil {
 		return failed("observing items", err)
 	}
@@ -44,12 +45,13 @@ func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
 }
 
 type itemsSettleOutcome struct {
-	ID    string `json:"id"`
-	Lease string `json:"lease"`
-	Op    string `json:"op"`
-	Class string `json:"class"`
-	Note  string `json:"note"`
-	Host  string `json:"host"`
+	ID     string `json:"id"`
+	Lease  string `json:"lease"`
+	Op     string `json:"op"`
+	Class  string `json:"class"`
+	Note   string `json:"note"`
+	Source string `json:"source"`
+	Host   string `json:"host"`
 }
 
 type itemsSettleRequest struct {
@@ -127,10 +129,10 @@ func settleOutcomes(in []itemsSettleOutcome) ([]retry.Outcome, error) {
 			// scheduler cannot store refuses only its own outcome.
 			return nil, badRequest(field("class"), "%s is missing: why the attempt failed", field("class"))
 		}
-		if op != retry.OpFail && (o.Class != "" || o.Note != "" || o.Host != "") {
-			return nil, badRequest(field("class"), "class, note and host go with op fail only")
+		if op != retry.OpFail && (o.Class != "" || o.Note != "" || o.Source != "" || o.Host != "") {
+			return nil, badRequest(field("class"), "class, note, source and host go with op fail only")
 		}
-		outs[i] = retry.Outcome{Lease: retry.LeaseRef{ID: o.ID, Token: o.Lease}, Op: op, Class: o.Class, Note: o.Note, Host: o.Host}
+		outs[i] = retry.Outcome{Lease: retry.LeaseRef{ID: o.ID, Token: o.Lease}, Op: op, Class: o.Class, Note: o.Note, Source: o.Source, Host: o.Host}
 	}
 	return outs, nil
 }

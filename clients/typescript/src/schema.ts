@@ -135,6 +135,12 @@ export interface Item {
     class: string;
     note?: string;
   }>;
+  /** The latest word from each source that named itself (a sighting, or a failure with its class), oldest first, at most 8. */
+  sources?: Array<{
+    source: string;
+    at: string;
+    class?: string;
+  }>;
   observations: number;
   last_seen?: string;
   created_at: string;
@@ -492,6 +498,8 @@ export interface ItemsSettleRequest {
     /** Only with `fail`, where it is required. */
     class?: string;
     note?: string;
+    /** Where the evidence came from (a tracker, a DHT node, an indexer); the item keeps it among its sources. */
+    source?: string;
     host?: ItemHost;
   }>;
 }
@@ -511,6 +519,8 @@ export interface ItemsObserveRequest {
   boost?: number;
   add_if_missing?: boolean;
   priority?: Priority;
+  /** Where the evidence came from (a tracker, a DHT node, an indexer); the item keeps it among its sources. */
+  source?: string;
 }
 
 /** Answer of POST /v1/items/observe. */
@@ -546,6 +556,8 @@ export interface ItemFailRequest {
   lease: string;
   class: string;
   note?: string;
+  /** Where the evidence came from (a tracker, a DHT node, an indexer); the item keeps it among its sources. */
+  source?: string;
   host?: ItemHost;
 }
 
@@ -579,6 +591,8 @@ export interface ItemObserveRequest {
   boost?: number;
   add_if_missing?: boolean;
   priority?: Priority;
+  /** Where the evidence came from (a tracker, a DHT node, an indexer); the item keeps it among its sources. */
+  source?: string;
   payload?: Payload;
 }
 
