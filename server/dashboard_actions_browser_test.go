@@ -265,11 +265,17 @@ fetch(%q, {credentials: "include"}).then((r) => r.text()).then((t) => { const m 
 // fits a phone's width too. It leaves the screenshots CI keeps.
 func TestDashboardShowsTheOpenFirst(t *testing.T) {
 	f := setup(t, func(c *Config) { c.dashboardRefresh = browserRefresh })
-	ports := make([]string, 30)
-	for i := range ports {
+	// ClosedPort may hand out a port twice (it is free again once
+	// found): thirty distinct ones make thirty endpoints.
+	ports := make([]string, 0, 30)
+	seen := map[string]bool{}
+	for len(ports) < 30 {
 		p := faulthost.ClosedPort()
 		t.Cleanup(p.Close)
-		ports[i] = p.URL()
+		if !seen[p.URL()] {
+			seen[p.URL()] = true
+			ports = append(ports, p.URL())
+		}
 	}
 	report := func(u, outcome string) {
 		t.Helper()
