@@ -206,10 +206,12 @@ func withoutOwnMembers(v string) string {
 // memberName is the name of one list member: a token, or a quoted string
 // unescaped, before its parameters.
 func memberName(m string) string {
-	m = strings.TrimLeft(m, " \t")
+	// Any white space, not only OWS: the kept members are trimmed the
+	// same way, and a client may read "\vhostguard" as hostguard too.
+	m = strings.TrimSpace(m)
 	if !strings.HasPrefix(m, `"`) {
 		name, _, _ := strings.Cut(m, ";")
-		return strings.TrimRight(name, " \t")
+		return strings.TrimSpace(name)
 	}
 	var b strings.Builder
 	for i := 1; i < len(m); i++ {
