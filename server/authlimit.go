@@ -65,13 +65,7 @@ func authClientKey(remote string) netip.Prefix {
 		}
 		ap = netip.AddrPortFrom(a, 0)
 	}
-	ip := ap.Addr().Unmap().WithZone("")
-	bits := 32
-	if ip.Is6() {
-		bits = 64
-	}
-	p, _ := ip.Prefix(bits)
-	return p
+	return addrPrefix(ap.Addr())
 }
 
 // wait is how long the client's wrong credentials are still refused.

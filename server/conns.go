@@ -112,8 +112,7 @@ func (l *limitListener) drop(key netip.Prefix) {
 	}
 }
 
-// clientPrefix is what a client address counts under: an IPv4 address,
-// or an IPv6 address's /64.
+// clientPrefix is what a client address counts under (addrPrefix).
 func clientPrefix(a net.Addr) (netip.Prefix, bool) {
 	ta, ok := a.(*net.TCPAddr)
 	if !ok {
@@ -123,11 +122,20 @@ func clientPrefix(a net.Addr) (netip.Prefix, bool) {
 	if !ok {
 		return netip.Prefix{}, false
 	}
-	if ip = ip.Unmap(); ip.Is4() {
-		return netip.PrefixFrom(ip, 32), true
+	return addrPrefix(ip), true
+}
+
+// addrPrefix is what one client's address counts under, for connection
+// shares and wrong tokens alike: an IPv4 address, or an IPv6 address's
+// /64, which one host usually holds whole.
+func addrPrefix(ip netip.Addr) netip.Prefix {
+	ip = ip.Unmap().WithZone("")
+	bits := 32
+	if ip.Is6() {
+		bits = 64
 	}
-	p, err := ip.WithZone("").Prefix(64)
-	return p, err == nil
+	p, _ := ip.Prefix(bits)
+	return p
 }
 
 // refuse answers c, over the cap or its address's share, and closes it.
