@@ -96,8 +96,8 @@ func (s *Server) hostAllowed(hostport string) bool {
 	if ip.IsLoopback() {
 		return true
 	}
-	for _, l := range s.own.listening() {
-		if l.Addr() == ip || (l.Addr().IsUnspecified() && s.own.has(ip)) {
+	for _, l := range s.own.Listening() {
+		if l.Addr() == ip || (l.Addr().IsUnspecified() && s.own.Has(ip)) {
 			return true
 		}
 	}

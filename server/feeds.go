@@ -15,6 +15,7 @@ import (
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/feed/newznab"
+	"github.com/hostguard/hostguard/server/internal/netpolicy"
 	"github.com/hostguard/hostguard/transport"
 )
 
@@ -155,7 +156,7 @@ func (s *Server) feedHTTP() *http.Client {
 		// pointed at them would poll the daemon's API with the key.
 		// Redirects off the indexer's origin are refused by the newznab
 		// client itself.
-		DialContext:           newDialer(true, cfg.HeaderTimeout, s.own).DialContext,
+		DialContext:           netpolicy.NewDialer(true, cfg.HeaderTimeout, s.own).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       90 * time.Second,

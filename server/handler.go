@@ -13,6 +13,7 @@ import (
 	"github.com/hostguard/hostguard/internal/storeerr"
 	"github.com/hostguard/hostguard/internal/strictjson"
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/server/internal/netpolicy"
 )
 
 // handlerFunc is the shape of every API handler: it writes its answer and
@@ -131,7 +132,7 @@ func guardAnswer(err error) *apiError {
 		return &apiError{Status: http.StatusServiceUnavailable, Endpoint: open.Endpoint, RetryAfter: open.RetryAfter,
 			Message: fmt.Sprintf("server: endpoint %s is not answering; not contacted (fast-fail)", open.Endpoint)}
 	}
-	if pol, ok := errors.AsType[*failure.PolicyError](err); ok && errors.Is(pol, errLoop) {
+	if pol, ok := errors.AsType[*failure.PolicyError](err); ok && errors.Is(pol, netpolicy.ErrLoop) {
 		return &apiError{Status: http.StatusLoopDetected, Class: failure.Policy.String(), ProxyStatus: "proxy_loop_detected",
 			Message: "server: refused: the destination is this daemon's own listener"}
 	}

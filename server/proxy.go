@@ -175,7 +175,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.dialer.precheck("", host, port); err != nil {
+	if err := s.precheck("", host, port); err != nil {
 		return s.refusedTarget(err, "connect")
 	}
 	acquire := s.guard.Acquire

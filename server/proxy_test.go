@@ -357,13 +357,13 @@ func TestFastFailDoesNoLookupAndNoDial(t *testing.T) {
 	fetch := func() int { return f.do("GET", fetchPath("http://"+byName(fetched)+"/x"), nil).status }
 
 	for name, try := range map[string]func() int{"proxy": proxyGet, "CONNECT": connect, "fetch": fetch} {
-		start := f.s.dialer.dials.Load()
+		start := f.s.dialer.Dials()
 		for i := range 2 {
 			if code := try(); code != http.StatusBadGateway {
 				t.Fatalf("%s, refused dial %d: %d, want 502", name, i+1, code)
 			}
 		}
-		before := f.s.dialer.dials.Load()
+		before := f.s.dialer.Dials()
 		if before-start < 2 {
 			// The count must see real dials, or its zero below proves nothing.
 			t.Fatalf("%s: two refused requests made %d dials", name, before-start)
@@ -373,7 +373,7 @@ func TestFastFailDoesNoLookupAndNoDial(t *testing.T) {
 				t.Fatalf("%s, fast-fail %d: %d, want 503", name, i+1, code)
 			}
 		}
-		if n := f.s.dialer.dials.Load() - before; n != 0 {
+		if n := f.s.dialer.Dials() - before; n != 0 {
 			t.Fatalf("%s: the fast-fails made %d dials (each with its lookup)", name, n)
 		}
 	}

@@ -41,13 +41,13 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 		fast = newProxyServer(s, newLimitListener(proxy, s.cfg.MaxConns, true, nil), fallback.Handler, errorLog)
 		servers = append(servers, fallback)
 		listeners = append(listeners, fast.handoff)
-		s.own.setListens(api.Addr(), proxy.Addr())
+		s.own.SetListens(api.Addr(), proxy.Addr())
 	} else {
-		s.own.setListens(api.Addr())
+		s.own.SetListens(api.Addr())
 	}
 	// The interface addresses are re-read when the kernel says they
 	// changed; the watcher stops with Serve.
-	defer s.own.watch(s.log)()
+	defer s.own.Watch(s.log)()
 	errc := make(chan error, len(servers)+1)
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()

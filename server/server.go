@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/server/internal/netpolicy"
 	"github.com/hostguard/hostguard/transport"
 )
 
@@ -29,7 +30,7 @@ type Server struct {
 	guard   *guard.Guard
 	link    guard.Link // shares the guard's verdicts with other nodes; nil when not
 	base    *http.Transport
-	dialer  *dialer
+	dialer  *netpolicy.Dialer
 	// upstream is what fetch and the proxy send through: plain HTTP on
 	// the caller's goroutine, base for the rest; see plainTransport.
 	upstream *plainTransport
@@ -43,7 +44,7 @@ type Server struct {
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher
 	authLimit *authLimit
-	own       *ownAddrs
+	own       *netpolicy.OwnAddrs
 	errLog    errorLimiter // 500s
 	outageLog errorLimiter // 503s of a store that could not be reached
 	tickets   *ticketTable
@@ -109,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	s.draining, s.stopDraining = context.WithCancel(context.Background())
-	s.own = newOwnAddrs(cfg.Now)
+	s.own = netpolicy.NewOwnAddrs(cfg.Now)
 	s.version, s.started = buildVersion(cfg.Version), cfg.Now()
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)
@@ -183,7 +184,7 @@ func (s *Server) setupGuard(cfg Config) error {
 // through: the policy's dialer, net/http's transport for what the fast
 // upstream pool does not carry, the pool, and the probe's request.
 func (s *Server) setupUpstream(cfg Config) {
-	s.dialer = newDialer(cfg.AllowPrivate, cfg.HeaderTimeout, s.own)
+	s.dialer = netpolicy.NewDialer(cfg.AllowPrivate, cfg.HeaderTimeout, s.own)
 	s.base = &http.Transport{
 		// Proxy stays nil on purpose: the daemon is often someone's
 		// HTTP_PROXY, and reading that here would send its own upstream

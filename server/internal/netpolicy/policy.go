@@ -1,11 +1,10 @@
-package server
+package netpolicy
 
 import (
 	"context"
 	"errors"
 	"net"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,13 +13,6 @@ import (
 
 	"github.com/hostguard/hostguard/failure"
 )
-
-// The destination policy keeps the fetch route and the proxy from being
-// used to reach the daemon's own machine or its private network (SSRF). It
-// is applied in the dialer's Control hook, which runs after DNS resolution
-// and before connect(2), for every address the dialer tries. A hostname
-// that resolves to 10.0.0.1 is therefore refused just like the literal, and
-// no packet is ever sent to a refused address.
 
 // The policy refuses every address that the IANA special-purpose
 // registries (specialPurpose) say is not globally reachable, plus what
@@ -99,20 +91,21 @@ func destinationRefusal(ip netip.Addr) string {
 	return ""
 }
 
-// errLoop marks a refusal of the daemon's own listener: a request through
-// it would come straight back in, and again, until something gave out.
-var errLoop = errors.New("destination is this daemon itself")
+// ErrLoop is inside the *failure.PolicyError refusing the daemon's own
+// listener: a request through it would come straight back in, and again,
+// until something gave out.
+var ErrLoop = errors.New("destination is this daemon itself")
 
 // refusal says why the dialer will not connect to ap: the daemon's own
 // listeners always (even with --allow-private), the rest of the policy
 // unless allowPrivate. The host's own interface addresses count as
 // private: a service bound to 0.0.0.0 answers on them.
-func (d *dialer) refusal(ap netip.AddrPort) error {
+func (d *Dialer) refusal(ap netip.AddrPort) error {
 	if ap.Addr().Zone() != "" {
 		return &failure.PolicyError{Reason: "destination has an IPv6 zone"}
 	}
 	if d.own != nil && d.own.isListener(ap) {
-		return &failure.PolicyError{Reason: errLoop.Error(), Err: errLoop}
+		return &failure.PolicyError{Reason: ErrLoop.Error(), Err: ErrLoop}
 	}
 	if d.allowPrivate {
 		return nil
@@ -120,7 +113,7 @@ func (d *dialer) refusal(ap netip.AddrPort) error {
 	if reason := destinationRefusal(ap.Addr()); reason != "" {
 		return &failure.PolicyError{Reason: reason}
 	}
-	if d.own != nil && d.own.has(ap.Addr()) {
+	if d.own != nil && d.own.Has(ap.Addr()) {
 		return &failure.PolicyError{Reason: "destination is an address of this host"}
 	}
 	return nil
@@ -128,7 +121,7 @@ func (d *dialer) refusal(ap netip.AddrPort) error {
 
 // control is a net.Dialer.Control that enforces the destination policy.
 // The address it sees is always an IP literal with a port.
-func (d *dialer) control(_, address string, _ syscall.RawConn) error {
+func (d *Dialer) control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &failure.PolicyError{Reason: "destination address is not an IP address"}
@@ -136,24 +129,24 @@ func (d *dialer) control(_, address string, _ syscall.RawConn) error {
 	return d.refusal(ap)
 }
 
-// precheck refuses, before the guard is asked, a URL host that the dialer
-// would refuse whatever DNS says: an IP literal, a zone, a localhost name.
-// A refusal then leaves no record in the guard and counts as nothing. A
-// name that resolves to a refused address is still refused at dial time.
-//
-// field names where the destination came from in a zone's 400: the fetch
-// route's url parameter, or "" for the proxy's request line.
-func (d *dialer) precheck(field, host, port string) error {
+// ErrZone is Precheck's refusal of a destination with an IPv6 zone: the
+// caller's mistake, answered as bad input rather than as the policy's.
+var ErrZone = errors.New("an IPv6 zone is not accepted in a destination")
+
+// Precheck refuses, before the guard is asked, a URL host that the dialer
+// would refuse whatever DNS says: an IP literal, a zone (ErrZone), a
+// localhost name. A refusal then leaves no record in the guard and counts
+// as nothing. A name that resolves to a refused address is still refused
+// at dial time. A port that is not a number passes: the transport answers
+// it.
+func (d *Dialer) Precheck(host, port string) error {
 	name := strings.TrimSuffix(strings.ToLower(host), ".")
 	if strings.Contains(name, "%") {
-		if field == "" {
-			return badRequest("", "an IPv6 zone is not accepted in a destination")
-		}
-		return badRequest(field, "%s: an IPv6 zone is not accepted in a destination", field)
+		return ErrZone
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return nil // the transport answers a bad port
+		return nil
 	}
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		name = "127.0.0.1"
@@ -165,11 +158,12 @@ func (d *dialer) precheck(field, host, port string) error {
 	return d.refusal(netip.AddrPortFrom(ip, uint16(p)))
 }
 
-// dialer is the one dialer for the fetch route's transport and the proxy's
-// CONNECT tunnels, so both enforce the same policy.
-type dialer struct {
+// Dialer is the one dialer for the daemon's upstream connections (the
+// fetch route's and the proxy's transport, the proxy's CONNECT tunnels),
+// so all of them enforce the same policy.
+type Dialer struct {
 	d            net.Dialer
-	own          *ownAddrs
+	own          *OwnAddrs
 	allowPrivate bool
 	// dials counts DialContext calls. A name is resolved inside the call,
 	// so none means no lookup either: the tests' proof that a fast-fail
@@ -177,34 +171,21 @@ type dialer struct {
 	dials atomic.Int64
 }
 
-func newDialer(allowPrivate bool, connectTimeout time.Duration, own *ownAddrs) *dialer {
-	d := &dialer{d: net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}, own: own, allowPrivate: allowPrivate}
+// NewDialer returns a Dialer that refuses the daemon's own listeners
+// (own's), and, unless allowPrivate, every address the policy refuses and
+// own's interface addresses. connectTimeout bounds each connect.
+func NewDialer(allowPrivate bool, connectTimeout time.Duration, own *OwnAddrs) *Dialer {
+	d := &Dialer{d: net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}, own: own, allowPrivate: allowPrivate}
 	d.d.Control = d.control
 	return d
 }
 
-func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+// DialContext dials address, refusing what the policy refuses with a
+// *failure.PolicyError before any packet is sent.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	d.dials.Add(1)
 	return d.d.DialContext(ctx, network, address)
 }
 
-// precheckURL is the dialer's precheck for the fetch route's url.
-func (s *Server) precheckURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	return s.precheckTarget("url", u)
-}
-
-// precheckTarget is the dialer's precheck for an absolute URL.
-func (s *Server) precheckTarget(field string, u *url.URL) error {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	return s.dialer.precheck(field, u.Hostname(), port)
-}
+// Dials is how many times DialContext was called.
+func (d *Dialer) Dials() int64 { return d.dials.Load() }

@@ -1,4 +1,4 @@
-package server
+package netpolicy
 
 import (
 	"log/slog"
@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/logtest"
 )
 
-// fakeInterfaces is the list seam of ownAddrs: the addresses it returns
+// fakeInterfaces is the list seam of OwnAddrs: the addresses it returns
 // and how often it was read.
 type fakeInterfaces struct {
 	mu    sync.Mutex
@@ -41,20 +42,20 @@ func (f *fakeInterfaces) list() ([]net.Addr, error) {
 
 func TestOwnAddrsReadOnChangeWhenWatched(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ifs := &fakeInterfaces{}
 	ifs.set("192.0.2.10/24")
-	o := &ownAddrs{now: clock.Now, list: ifs.list}
+	o := &OwnAddrs{now: clock.Now, list: ifs.list}
 	o.refresh()
 	a, b := netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("198.51.100.7")
 
 	// Unwatched: a change shows once ownAddrRefresh has passed.
 	ifs.set("198.51.100.7/24")
-	if !o.has(a) || o.has(b) {
+	if !o.Has(a) || o.Has(b) {
 		t.Fatal("the list was re-read before ownAddrRefresh")
 	}
 	clock.Advance(ownAddrRefresh)
-	if o.has(a) || !o.has(b) {
+	if o.Has(a) || !o.Has(b) {
 		t.Fatal("the list was not re-read after ownAddrRefresh")
 	}
 
@@ -64,23 +65,23 @@ func TestOwnAddrsReadOnChangeWhenWatched(t *testing.T) {
 	o.mu.Unlock()
 	ifs.set("192.0.2.10/24")
 	clock.Advance(10 * ownAddrRefresh)
-	if o.has(a) || !o.has(b) {
+	if o.Has(a) || !o.Has(b) {
 		t.Fatal("a watched list was re-read by the clock alone")
 	}
 	o.noteChange()
-	if !o.has(a) || o.has(b) {
+	if !o.Has(a) || o.Has(b) {
 		t.Fatal("a watched list was not re-read after a change")
 	}
 	reads := ifs.reads
 	for range 100 {
-		o.has(a)
+		o.Has(a)
 	}
 	if ifs.reads != reads {
 		t.Fatalf("%d reads without a change", ifs.reads-reads)
 	}
 	ifs.set("198.51.100.7/24")
 	clock.Advance(ownAddrBackstop)
-	if o.has(a) || !o.has(b) {
+	if o.Has(a) || !o.Has(b) {
 		t.Fatal("a watched list was not re-read at the backstop")
 	}
 }
@@ -92,8 +93,8 @@ func TestOwnAddrsReadOnChangeWhenWatched(t *testing.T) {
 func TestOwnAddrsWatcherStops(t *testing.T) {
 	t.Parallel()
 	logs := &logtest.Buffer{}
-	o := newOwnAddrs(time.Now)
-	stop := o.watch(slog.New(slog.NewTextHandler(logs, nil)))
+	o := NewOwnAddrs(time.Now)
+	stop := o.Watch(slog.New(slog.NewTextHandler(logs, nil)))
 	o.mu.Lock()
 	watching := o.watching
 	o.mu.Unlock()

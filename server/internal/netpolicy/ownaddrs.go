@@ -1,4 +1,4 @@
-package server
+package netpolicy
 
 import (
 	"log/slog"
@@ -19,11 +19,11 @@ const ownAddrRefresh = 2 * time.Second
 // list is re-read now and then even without one.
 const ownAddrBackstop = time.Minute
 
-// ownAddrs is the set of addresses of the host's own interfaces, and of
+// OwnAddrs is the set of addresses of the host's own interfaces, and of
 // the daemon's own listeners. The destination policy refuses the first
 // (a service bound to 0.0.0.0 is reachable on them, loopback or not) and
 // the Host check accepts them when the API listens on every interface.
-type ownAddrs struct {
+type OwnAddrs struct {
 	mu       sync.Mutex
 	read     time.Time
 	addrs    map[netip.Addr]bool
@@ -34,13 +34,15 @@ type ownAddrs struct {
 	list     func() ([]net.Addr, error) // net.InterfaceAddrs; a seam for tests
 }
 
-func newOwnAddrs(now func() time.Time) *ownAddrs {
-	o := &ownAddrs{now: now, list: net.InterfaceAddrs}
+// NewOwnAddrs reads the interface addresses; now is the clock their re-read
+// goes by.
+func NewOwnAddrs(now func() time.Time) *OwnAddrs {
+	o := &OwnAddrs{now: now, list: net.InterfaceAddrs}
 	o.refresh()
 	return o
 }
 
-func (o *ownAddrs) refresh() {
+func (o *OwnAddrs) refresh() {
 	addrs := map[netip.Addr]bool{}
 	if list, err := o.list(); err == nil {
 		for _, a := range list {
@@ -54,11 +56,11 @@ func (o *ownAddrs) refresh() {
 	o.changed = false
 }
 
-// watch subscribes to the kernel's address changes where it can (see
+// Watch subscribes to the kernel's address changes where it can (see
 // watchAddrChanges), so that the list is re-read on a change rather than
 // every ownAddrRefresh. Where it cannot, it logs why once and the timed
 // re-read stays. The returned stop ends the watcher and waits for it.
-func (o *ownAddrs) watch(log *slog.Logger) (stop func()) {
+func (o *OwnAddrs) Watch(log *slog.Logger) (stop func()) {
 	unsubscribe, err := watchAddrChanges(o.noteChange)
 	if err != nil {
 		log.Info("server: interface address changes are not watched; re-reading them on use every "+ownAddrRefresh.String(), "reason", err)
@@ -78,14 +80,14 @@ func (o *ownAddrs) watch(log *slog.Logger) (stop func()) {
 }
 
 // noteChange is the watcher's callback: the next use re-reads.
-func (o *ownAddrs) noteChange() {
+func (o *OwnAddrs) noteChange() {
 	o.mu.Lock()
 	o.changed = true
 	o.mu.Unlock()
 }
 
-// has reports whether ip is one of the host's interface addresses.
-func (o *ownAddrs) has(ip netip.Addr) bool {
+// Has reports whether ip is one of the host's interface addresses.
+func (o *OwnAddrs) Has(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -99,8 +101,9 @@ func (o *ownAddrs) has(ip netip.Addr) bool {
 	return o.addrs[ip]
 }
 
-// setListens records the daemon's own listening addresses.
-func (o *ownAddrs) setListens(addrs ...net.Addr) {
+// SetListens records the daemon's own listening addresses, which the
+// dialer refuses whatever the policy allows.
+func (o *OwnAddrs) SetListens(addrs ...net.Addr) {
 	var aps []netip.AddrPort
 	for _, a := range addrs {
 		if a == nil {
@@ -115,7 +118,8 @@ func (o *ownAddrs) setListens(addrs ...net.Addr) {
 	o.mu.Unlock()
 }
 
-func (o *ownAddrs) listening() []netip.AddrPort {
+// Listening is what SetListens recorded.
+func (o *OwnAddrs) Listening() []netip.AddrPort {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.listens
@@ -124,13 +128,13 @@ func (o *ownAddrs) listening() []netip.AddrPort {
 // isListener reports whether ap reaches one of the daemon's own listeners:
 // the address itself, or any loopback or interface address on the port of
 // a listener bound to every interface.
-func (o *ownAddrs) isListener(ap netip.AddrPort) bool {
+func (o *OwnAddrs) isListener(ap netip.AddrPort) bool {
 	ip := ap.Addr().Unmap().WithZone("")
-	for _, l := range o.listening() {
+	for _, l := range o.Listening() {
 		if l.Port() != ap.Port() {
 			continue
 		}
-		if l.Addr() == ip || (l.Addr().IsUnspecified() && (ip.IsLoopback() || ip.IsUnspecified() || o.has(ip))) {
+		if l.Addr() == ip || (l.Addr().IsUnspecified() && (ip.IsLoopback() || ip.IsUnspecified() || o.Has(ip))) {
 			return true
 		}
 		// Linux connects 0.0.0.0 and :: to the loopback interface.
