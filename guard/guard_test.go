@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -129,6 +130,38 @@ func TestOpenError(t *testing.T) {
 	}
 }
 
+// TestFastFailOnTheDefaultClock refuses on an open endpoint with the
+// default clock, whose lock-free fast-fail reads only the monotonic clock:
+// RetryAfter is the time left of the period, never more, and the demand a
+// probe needs is noted on the first refusal (the locked path) and then
+// read without the lock.
+func TestFastFailOnTheDefaultClock(t *testing.T) {
+	t.Parallel()
+	const openFor = time.Hour
+	g := guard.New(guard.Config{OpenFor: openFor, Probe: func(context.Context, string) error { return nil }, Disabled: func() bool { return false }})
+	t.Cleanup(func() { _ = g.Close() })
+	before := time.Now()
+	for range 2 {
+		tk, err := g.Acquire("http://a.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Failed(errRefused)
+	}
+	for i := range 3 {
+		_, err := g.Acquire("http://a.test/")
+		var oe *guard.OpenError
+		if !errors.As(err, &oe) {
+			t.Fatalf("refusal %d: Acquire = %v, want an *OpenError", i, err)
+		}
+		// Rounded up to a whole millisecond, and counted from the trip,
+		// which came after before.
+		if most := openFor - time.Since(before) + time.Millisecond; oe.RetryAfter <= 0 || oe.RetryAfter > most {
+			t.Errorf("refusal %d: RetryAfter = %v, want above 0 and at most %v", i, oe.RetryAfter, most)
+		}
+	}
+}
+
 func TestBadURL(t *testing.T) {
 	t.Parallel()
 	b := setup(t, guard.Config{})
@@ -177,25 +210,39 @@ func TestDisabledAcquireCreatesNoState(t *testing.T) {
 // run in parallel because it sets the process environment.
 func TestKillSwitchEnvironment(t *testing.T) {
 	clk := newFakeClock()
-	g := guard.New(guard.Config{Now: clk.Now, Threshold: 1})
-	trip := func() {
+	trip := func(g *guard.Guard) {
 		tk, err := g.Acquire("http://a.test/")
 		if err != nil {
 			t.Fatalf("Acquire: %v", err)
 		}
 		tk.Failed(errRefused)
 	}
-	t.Setenv(guard.DisableEnv, "")
-	trip()
-	for _, tc := range []struct {
+	cases := []struct {
 		value    string
 		disabled bool
-	}{{"1", true}, {"true", true}, {"TRUE", true}, {"True", true}, {"0", false}, {"false", false}, {"yes", false}, {"", false}} {
-		// The variable is read on every call, with no restart.
+	}{{"1", true}, {"true", true}, {"TRUE", true}, {"True", true}, {"0", false}, {"false", false}, {"yes", false}, {"", false}}
+	for _, tc := range cases {
+		// The default reads the variable once, in New: changing it
+		// afterwards changes nothing.
+		t.Setenv(guard.DisableEnv, tc.value)
+		g := guard.New(guard.Config{Now: clk.Now, Threshold: 1})
+		trip(g)
+		t.Setenv(guard.DisableEnv, map[bool]string{true: "0", false: "1"}[tc.disabled])
+		_, err := g.Acquire("http://a.test/")
+		if got := err == nil; got != tc.disabled {
+			t.Errorf("%s=%q at New: Acquire let the request through = %v, want %v", guard.DisableEnv, tc.value, got, tc.disabled)
+		}
+	}
+	// DisabledByEnv as the switch reads the variable on every call, with
+	// no restart.
+	t.Setenv(guard.DisableEnv, "")
+	g := guard.New(guard.Config{Now: clk.Now, Threshold: 1, Disabled: guard.DisabledByEnv})
+	trip(g)
+	for _, tc := range cases {
 		t.Setenv(guard.DisableEnv, tc.value)
 		_, err := g.Acquire("http://a.test/")
 		if got := err == nil; got != tc.disabled {
-			t.Errorf("%s=%q: Acquire let the request through = %v, want %v", guard.DisableEnv, tc.value, got, tc.disabled)
+			t.Errorf("DisabledByEnv, %s=%q: Acquire let the request through = %v, want %v", guard.DisableEnv, tc.value, got, tc.disabled)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (g *Guard) probeDue(ep *endpoint, cycle uint64) {
 	// The kill switch is caller code: read it before locking. While the
 	// guard is disabled nothing is sent on its behalf; the demand stays,
 	// so the first Acquire after it is switched back on starts the probe.
-	disabled := g.cfg.Disabled()
+	disabled := g.disabled()
 	ep.mu.Lock()
 	if ep.evicted || ep.cycle != cycle || ep.timer == nil {
 		ep.mu.Unlock()

@@ -305,7 +305,7 @@ func (g *Guard) claim(ep *endpoint, cycle uint64) {
 	}
 	ep.setTrial(0)
 	var run *probeRun
-	if !g.cfg.Disabled() {
+	if !g.disabled() {
 		run = g.startProbe(ep)
 	}
 	ep.mu.Unlock()

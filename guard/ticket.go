@@ -106,7 +106,7 @@ func (t *Ticket) Failed(err error) {
 	ep := t.ep
 	g := ep.g
 	// Read the kill switch before locking: it is caller code.
-	disabled := g.cfg.Disabled()
+	disabled := g.disabled()
 	ep.mu.Lock()
 	ep.out.Add(-1)
 	if ep.evicted {
