@@ -96,7 +96,8 @@ func BenchmarkAcquireAnswered(b *testing.B) {
 }
 
 // BenchmarkAcquireAnsweredEnvSwitch is the hot path with the default kill
-// switch, which read HOSTGUARD_DISABLE_GUARD once, in New.
+// switch, which reads HOSTGUARD_DISABLE_GUARD under the process's
+// environment lock on every Acquire.
 func BenchmarkAcquireAnsweredEnvSwitch(b *testing.B) {
 	urls := benchURLs(10_000)
 	g := benchGuard(b, urls, nil)

@@ -2,8 +2,8 @@ package guard
 
 import (
 	"context"
-	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -111,12 +111,11 @@ type Config struct {
 	// and Failed; while it reports true the guard refuses nothing and
 	// records no failures. Switching it off again resets nothing: the
 	// evidence from before still stands (ResetAll clears it). Nil reads
-	// the HOSTGUARD_DISABLE_GUARD environment variable ("1" or "true",
-	// any case) once, in New: a process's environment is set when it
-	// starts, and reading it on every call would take the environment's
-	// lock on every fast-fail. A program that flips the switch while it
-	// runs sets Disabled to a function of its own, such as the Load of an
-	// atomic.Bool, or reads DisabledByEnv itself.
+	// the HOSTGUARD_DISABLE_GUARD environment variable on every call ("1"
+	// or "true", any case): the switch is for an operator in trouble, who
+	// must not need a restart for it to take effect. A program that
+	// wants no environment lookup on the fast-fail sets a function of its
+	// own, such as the Load of an atomic.Bool.
 	Disabled func() bool
 
 	// OnTransition, if set, is called once for every state change of an
@@ -192,24 +191,25 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Disabled == nil && DisabledByEnv() {
-		c.Disabled = func() bool { return true }
+	if c.Disabled == nil {
+		c.Disabled = DisabledByEnv
 	}
 	return c
 }
 
 // DisabledByEnv reports whether the HOSTGUARD_DISABLE_GUARD environment
 // variable asks for the guard to be off ("1" or "true", any case). It is
-// what a Config with a nil Disabled reads, once, in New; a program that
-// changes its own environment while it runs can pass it as Disabled to
-// have it read on every call.
+// the kill switch of a Config with a nil Disabled, asked on every call. It
+// looks the variable up through syscall.Getenv, the lookup os.Getenv makes
+// after telling the test framework's cache which variables a test read: in
+// a program that step does nothing, and in a benchmark it would be
+// measured.
 func DisabledByEnv() bool {
-	v := os.Getenv(DisableEnv)
+	v, _ := syscall.Getenv(DisableEnv)
 	return v == "1" || len(v) == 4 && strings.EqualFold(v, "true")
 }
 
-// disabled calls the kill switch; nil is off, the default's reading when
-// the variable was not set.
+// disabled calls the kill switch.
 func (g *Guard) disabled() bool {
-	return g.cfg.Disabled != nil && g.cfg.Disabled()
+	return g.cfg.Disabled()
 }

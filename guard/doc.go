@@ -85,8 +85,8 @@
 //     period waits for the cluster's lease: the holder runs the trial or
 //     probe, and the others fail fast with RetryAfter 0 until its result
 //     arrives or the lease expires.
-//   - The kill switch (Config.Disabled, by default HOSTGUARD_DISABLE_GUARD
-//     as it was when New ran) is asked on every call: while it is on,
+//   - The kill switch (Config.Disabled, by default HOSTGUARD_DISABLE_GUARD)
+//     is read on every call: while it is on,
 //     Acquire refuses nothing and creates no record, failures are not
 //     recorded, and tickets still release what they hold.
 //
@@ -117,6 +117,7 @@
 // is noted, takes no lock and allocates nothing either: callers refused
 // within one millisecond share one *OpenError. Callers on different
 // endpoints share no lock and no counter. The default kill switch reads
-// the environment once, in New, so no call takes the process's
-// environment lock.
+// the environment on every Acquire, which takes the process's environment
+// read lock; set Config.Disabled to read a flag instead where that
+// matters.
 package guard
