@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/server/internal/upstream"
 )
 
 // fetch performs one request through the guarded transport and streams the
@@ -150,7 +151,7 @@ func (s *Server) upstreamError(err error, via string) error {
 // response cleanly would present a truncated body as a whole one.
 func streamResponse(w http.ResponseWriter, resp *http.Response) {
 	defer resp.Body.Close()
-	copyEndToEnd(w.Header(), resp.Header)
+	upstream.CopyEndToEnd(w.Header(), resp.Header)
 	dropOwnStatus(w.Header())
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)

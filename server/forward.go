@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -44,19 +43,8 @@ func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
 	if h.timeout > 0 {
 		r.Timeout, r.Chosen = h.timeout, true
 	}
-	return hop.RoundTrip(req.Context(), req, ticket, r, upstreamSender{s.upstream})
+	return hop.RoundTrip(req.Context(), req, ticket, r, s.upstream)
 }
-
-// upstreamSender is the daemon's upstream pool as the forwarding rules'
-// seam: it reports the phases itself, without a trace.
-type upstreamSender struct{ t *plainTransport }
-
-func (u upstreamSender) Send(ctx context.Context, req *http.Request, ph hop.Phases) (*http.Response, bool, error) {
-	return u.t.roundTrip(ctx, req, ph)
-}
-
-// Pooled implements hop.Sender: the daemon's requests share header timers.
-func (u upstreamSender) Pooled() bool { return true }
 
 // gaveUp reports whether err is a client that went away before its
 // answer, as forward returns it.

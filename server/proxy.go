@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/server/internal/upstream"
 )
 
 // serveProxy is the forward proxy. Absolute-URI requests (what a client
@@ -80,7 +81,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) error {
 // because the base transport has compression off; an empty User-Agent
 // keeps Go's out).
 func forwardHeaders(dst, src http.Header) {
-	copyEndToEnd(dst, src)
+	upstream.CopyEndToEnd(dst, src)
 	stripHints(dst)
 	if _, ok := dst["User-Agent"]; !ok {
 		dst["User-Agent"] = []string{""}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -148,11 +149,11 @@ func (w *proxyWriter) sendHead(final bool, first []byte) {
 		bw.WriteString("\r\n")
 	}
 	for k, vv := range h {
-		if !plainToken(k) {
+		if !isToken(k) {
 			continue
 		}
 		for _, v := range vv {
-			if !plainValue(v) {
+			if !isFieldValue(v) {
 				continue
 			}
 			bw.WriteString(k)
@@ -217,3 +218,17 @@ func (w *proxyWriter) finish() error {
 	}
 	return nil
 }
+
+// isToken reports whether s may be a header's name (RFC 9110's token).
+func isToken(s string) bool {
+	for i := range len(s) {
+		if !tokenByte[s[i]] {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isFieldValue reports whether s may be written as a header's value
+// without ending the line or the head: what the upstream pool writes too.
+func isFieldValue(s string) bool { return !strings.ContainsAny(s, "\r\n\x00") }

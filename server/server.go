@@ -12,6 +12,7 @@ import (
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/server/internal/netpolicy"
+	"github.com/hostguard/hostguard/server/internal/upstream"
 	"github.com/hostguard/hostguard/transport"
 )
 
@@ -32,8 +33,8 @@ type Server struct {
 	base    *http.Transport
 	dialer  *netpolicy.Dialer
 	// upstream is what fetch and the proxy send through: plain HTTP on
-	// the caller's goroutine, base for the rest; see plainTransport.
-	upstream *plainTransport
+	// the caller's goroutine, base for the rest.
+	upstream *upstream.Pool
 	// watchHook, when set (by tests), hears a client watch start its read
 	// (true) and the read return (false).
 	watchHook atomic.Pointer[func(reading bool)]
@@ -204,7 +205,7 @@ func (s *Server) setupUpstream(cfg Config) {
 		// behind its back.
 		DisableCompression: true,
 	}
-	s.upstream = newPlainTransport(s.base, s.dialer.DialContext, s.base.IdleConnTimeout, s.base.MaxIdleConnsPerHost)
+	s.upstream = upstream.New(s.base, s.dialer.DialContext, s.base.IdleConnTimeout, s.base.MaxIdleConnsPerHost)
 	s.probeFunc = transport.ProbeFunc(s.base, cfg.HeaderTimeout)
 }
 
@@ -235,7 +236,7 @@ func (s *Server) Close() error {
 		if s.wakes != nil {
 			<-s.wakes.done
 		}
-		s.upstream.closeIdle(true)
+		s.upstream.CloseIdle(true)
 		if b := s.feedBase.Load(); b != nil {
 			b.CloseIdleConnections()
 		}
@@ -255,7 +256,7 @@ func (s *Server) sweep() {
 			return
 		case <-t.C:
 			s.expireTickets()
-			s.upstream.expire()
+			s.upstream.Expire()
 		}
 	}
 }

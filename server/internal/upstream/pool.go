@@ -1,4 +1,4 @@
-package server
+package upstream
 
 import (
 	"bufio"
@@ -17,25 +17,14 @@ import (
 	"github.com/hostguard/hostguard/internal/hop"
 )
 
-// plainTransport sends bodyless plain-HTTP requests on the caller's own
-// goroutine, over a pool of upstream connections it reads and writes
-// itself; everything else (https, uploads, anything unusual) goes to base.
-//
-// The proxy's hot path is a small request answered with a small body, and
-// on it http.Transport's shape was most of the daemon's CPU: a read and a
-// write goroutine per connection and the channel hand-offs between them
-// and the caller, per request. Here a request is one buffered write and a
-// read of the answer from the connection's buffered reader, and the
-// connection goes back to the pool when its body has been read to the
-// end.
-//
-// It tells forward's header timer when the connection is up and when the
-// upstream has the whole request (for base, through the request's
-// httptrace hooks GotConn and WroteRequest), dials through the same dialer
-// (the destination policy runs there, after DNS), and retries once on a
-// fresh connection when a reused one fails before any byte of an answer,
-// for a request that can be replayed.
-type plainTransport struct {
+// Pool sends bodyless plain-HTTP requests on the caller's own goroutine,
+// over connections it reads and writes itself; everything else (https,
+// uploads, anything unusual) goes to base. It tells the forwarding rules'
+// header timer when the connection is up and when the upstream has the
+// whole request (for base, through the request's httptrace hooks GotConn
+// and WroteRequest), and dials through the dialer it is given (the
+// destination policy runs there, after DNS).
+type Pool struct {
 	base http.RoundTripper
 	dial func(ctx context.Context, network, address string) (net.Conn, error)
 	idle time.Duration // how long a connection may wait in the pool
@@ -47,8 +36,11 @@ type plainTransport struct {
 	closed bool
 }
 
-func newPlainTransport(base http.RoundTripper, dial func(ctx context.Context, network, address string) (net.Conn, error), idle time.Duration, max int) *plainTransport {
-	return &plainTransport{base: base, dial: dial, idle: idle, max: max, now: time.Now, pool: make(map[string][]*plainConn)}
+// New returns a Pool over base for what it does not send itself, dialling
+// through dial. idle is how long a connection may wait in the pool, max
+// how many wait per host.
+func New(base http.RoundTripper, dial func(ctx context.Context, network, address string) (net.Conn, error), idle time.Duration, max int) *Pool {
+	return &Pool{base: base, dial: dial, idle: idle, max: max, now: time.Now, pool: make(map[string][]*plainConn)}
 }
 
 // plainConn is one pooled upstream connection with its buffers.
@@ -86,18 +78,14 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// phases hears a request's progress: the connection is up, then the
-// upstream has the whole request. The forwarding rules' header timer
-// implements it.
-type phases = hop.Phases
-
-// roundTrip sends req, bounded by ctx instead of req's own context. The
-// plain path takes ph directly: building an httptrace context and a copy
-// of the request for it was a fifth of what a proxied request allocated
-// in contexts. direct reports that the plain path served it, so that ph
-// has heard all it will by the time roundTrip returns; base may call its
-// hooks later (WroteRequest after an early answer).
-func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph phases) (resp *http.Response, direct bool, err error) {
+// Send implements hop.Sender: it sends req, bounded by ctx instead of
+// req's own context. The plain path takes ph directly: building an
+// httptrace context and a copy of the request for it was a fifth of what
+// a proxied request allocated in contexts. direct reports that the plain
+// path served it, so that ph has heard all it will by the time Send
+// returns; base may call its hooks later (WroteRequest after an early
+// answer).
+func (t *Pool) Send(ctx context.Context, req *http.Request, ph hop.Phases) (resp *http.Response, direct bool, err error) {
 	addr, ok := plainAddr(req)
 	if !ok {
 		trace := &httptrace.ClientTrace{GotConn: ph.GotConn, WroteRequest: ph.WroteRequest}
@@ -129,10 +117,14 @@ func (t *plainTransport) roundTrip(ctx context.Context, req *http.Request, ph ph
 	}
 }
 
+// Pooled implements hop.Sender: the daemon's requests share header
+// timers.
+func (t *Pool) Pooled() bool { return true }
+
 // conn takes a pooled connection to addr, or dials one. A request that
 // cannot be replayed gets a pooled connection only after a check that the
 // upstream has not closed it, since it would not be retried on another.
-func (t *plainTransport) conn(ctx context.Context, addr string, replayable bool) (pc *plainConn, reused bool, err error) {
+func (t *Pool) conn(ctx context.Context, addr string, replayable bool) (pc *plainConn, reused bool, err error) {
 	for {
 		pc := t.get(addr)
 		if pc == nil {
@@ -158,7 +150,7 @@ func (t *plainTransport) conn(ctx context.Context, addr string, replayable bool)
 // failure before any byte of the answer arrived. While it runs and while
 // the body is read, the end of ctx closes the connection, which unblocks
 // both.
-func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, req *http.Request, ph phases) (resp *http.Response, early bool, err error) {
+func (t *Pool) exchange(ctx context.Context, pc *plainConn, req *http.Request, ph hop.Phases) (resp *http.Response, early bool, err error) {
 	stop := context.AfterFunc(ctx, func() { pc.c.Close() })
 	fail := func(err error, early bool) (*http.Response, bool, error) {
 		stop()
@@ -208,7 +200,7 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, req *http.
 
 // done ends a request on pc: back to the pool if the answer was read
 // whole and the connection may carry another, closed otherwise.
-func (t *plainTransport) done(pc *plainConn, stop func() bool, reusable bool) {
+func (t *Pool) done(pc *plainConn, stop func() bool, reusable bool) {
 	// stop is false once ctx has ended and closed the connection.
 	if !stop() || !reusable || pc.br.Buffered() > 0 {
 		pc.c.Close()
@@ -222,7 +214,7 @@ func (t *plainTransport) done(pc *plainConn, stop func() bool, reusable bool) {
 // what is left of the body would have to be read first.
 type plainBody struct {
 	rc       io.ReadCloser
-	t        *plainTransport
+	t        *Pool
 	pc       *plainConn
 	ctx      context.Context
 	stop     func() bool
@@ -286,7 +278,7 @@ func (b *plainBody) Close() error {
 
 // get takes the most recently used idle connection to addr, dropping
 // those that waited too long.
-func (t *plainTransport) get(addr string) *plainConn {
+func (t *Pool) get(addr string) *plainConn {
 	t.mu.Lock()
 	stale, conns := splitStale(t.pool[addr], t.now().Add(-t.idle))
 	var pc *plainConn
@@ -317,7 +309,7 @@ func splitStale(conns []*plainConn, cut time.Time) (stale, rest []*plainConn) {
 	return conns[:i:i], conns[i:]
 }
 
-func (t *plainTransport) put(pc *plainConn) {
+func (t *Pool) put(pc *plainConn) {
 	pc.idleAt = t.now()
 	t.mu.Lock()
 	conns := t.pool[pc.addr]
@@ -330,9 +322,9 @@ func (t *plainTransport) put(pc *plainConn) {
 	t.mu.Unlock()
 }
 
-// closeIdle closes every idle connection; once final, none is kept
+// CloseIdle closes every idle connection; once final, none is kept
 // again, and base's idle connections are closed too.
-func (t *plainTransport) closeIdle(final bool) {
+func (t *Pool) CloseIdle(final bool) {
 	t.mu.Lock()
 	pool := t.pool
 	t.pool = make(map[string][]*plainConn)
@@ -350,9 +342,9 @@ func (t *plainTransport) closeIdle(final bool) {
 	}
 }
 
-// expire closes the idle connections that waited longer than the idle
+// Expire closes the idle connections that waited longer than the idle
 // timeout, for hosts no request has asked for since.
-func (t *plainTransport) expire() {
+func (t *Pool) Expire() {
 	cut := t.now().Add(-t.idle)
 	var stale []*plainConn
 	t.mu.Lock()

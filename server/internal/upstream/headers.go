@@ -1,4 +1,4 @@
-package server
+package upstream
 
 import (
 	"net/http"
@@ -20,9 +20,9 @@ var hopByHop = []string{
 	"Upgrade",
 }
 
-// copyEndToEnd copies the end-to-end headers of src into dst: everything
+// CopyEndToEnd copies the end-to-end headers of src into dst: everything
 // but the hop-by-hop headers and those that src's Connection header names.
-func copyEndToEnd(dst, src http.Header) {
+func CopyEndToEnd(dst, src http.Header) {
 	var named []string
 	for _, v := range src.Values("Connection") {
 		for f := range strings.SplitSeq(v, ",") {
