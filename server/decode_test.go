@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/retry"
 )
 
@@ -52,7 +53,7 @@ func TestBadJSONOverTheWire(t *testing.T) {
 	if eps := f.s.guard.Endpoints(); len(eps) != 0 {
 		t.Errorf("a refused body reached the guard: %+v", eps)
 	}
-	var ev summaryView
+	var ev api.EvidenceSummary
 	decodeInto(t, f.do("GET", "/v1/evidence/a", nil), &ev)
 	if len(ev.Sources) != 0 {
 		t.Errorf("a refused body recorded evidence: %+v", ev)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
@@ -16,7 +17,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(body))
-		var dst acquireRequest
+		var dst api.AcquireRequest
 		s := &Server{cfg: Config{MaxBodyBytes: 64}}
 		err := s.decodeJSON(httptest.NewRecorder(), r, &dst)
 		if err == nil {

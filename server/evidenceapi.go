@@ -2,34 +2,13 @@ package server
 
 import (
 	"net/http"
-	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/evidence"
 )
 
-type evidenceRequest struct {
-	Source  string `json:"source"`
-	Subject string `json:"subject"`
-	Verdict string `json:"verdict"`
-	// Reason says why an unknown verdict is unknown: timeout, exhausted,
-	// unsupported or error (the default).
-	Reason string `json:"reason"`
-}
-
-// recordView is one source's standing verdict.
-type recordView struct {
-	Source      string     `json:"source"`
-	Subject     string     `json:"subject"`
-	Fingerprint string     `json:"fingerprint"`
-	Verdict     string     `json:"verdict"`
-	Stored      string     `json:"stored"`
-	Reason      string     `json:"reason,omitempty"`
-	CheckedAt   *time.Time `json:"checked_at,omitempty"`
-	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
-}
-
-func newRecordView(r evidence.Record) recordView {
-	return recordView{Source: r.Source, Subject: r.Subject, Fingerprint: r.Fingerprint,
+func newRecordView(r evidence.Record) api.EvidenceRecord {
+	return api.EvidenceRecord{Source: r.Source, Subject: r.Subject, Fingerprint: r.Fingerprint,
 		Verdict: r.Verdict.String(), Stored: r.Stored.String(), Reason: string(r.Reason),
 		CheckedAt: timePtr(r.CheckedAt), ExpiresAt: timePtr(r.ExpiresAt)}
 }
@@ -44,11 +23,11 @@ func parseVerdict(v string) (evidence.Verdict, bool) {
 }
 
 func (s *Server) evidenceRecord(w http.ResponseWriter, r *http.Request) error {
-	var req evidenceRequest
+	var req api.EvidenceRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	check, err := req.check()
+	check, err := evidenceCheck(&req)
 	if err != nil {
 		return err
 	}
@@ -67,24 +46,14 @@ func (s *Server) evidenceRecord(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// check turns a POST /v1/evidence body into the check it records; the
-// book judges the rest.
-func (req *evidenceRequest) check() (evidence.Check, error) {
+// evidenceCheck turns a POST /v1/evidence body into the check it
+// records; the book judges the rest.
+func evidenceCheck(req *api.EvidenceRequest) (evidence.Check, error) {
 	verdict, ok := parseVerdict(req.Verdict)
 	if !ok {
 		return evidence.Check{}, badRequest("verdict", "verdict %q: want available, unavailable or unknown", req.Verdict)
 	}
 	return evidence.Check{Source: req.Source, Subject: req.Subject, Verdict: verdict, Reason: evidence.Reason(req.Reason)}, nil
-}
-
-type summaryView struct {
-	Subject     string       `json:"subject"`
-	Fingerprint string       `json:"fingerprint"`
-	Verdict     string       `json:"verdict"`
-	Positive    int          `json:"positive"`
-	Negative    int          `json:"negative"`
-	CheckedAt   *time.Time   `json:"checked_at,omitempty"`
-	Sources     []recordView `json:"sources"`
 }
 
 func (s *Server) evidenceGet(w http.ResponseWriter, r *http.Request) error {
@@ -94,8 +63,8 @@ func (s *Server) evidenceGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("reading evidence", err)
 	}
-	v := summaryView{Subject: subject, Fingerprint: b.CurrentFingerprint(), Verdict: sum.Verdict.String(),
-		Positive: sum.Positive, Negative: sum.Negative, CheckedAt: timePtr(sum.CheckedAt), Sources: make([]recordView, 0, len(recs))}
+	v := api.EvidenceSummary{Subject: subject, Fingerprint: b.CurrentFingerprint(), Verdict: sum.Verdict.String(),
+		Positive: sum.Positive, Negative: sum.Negative, CheckedAt: timePtr(sum.CheckedAt), Sources: make([]api.EvidenceRecord, 0, len(recs))}
 	for _, rec := range recs {
 		v.Sources = append(v.Sources, newRecordView(rec))
 	}
@@ -103,19 +72,8 @@ func (s *Server) evidenceGet(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type policyRequest struct {
-	Fingerprint *string `json:"fingerprint"`
-}
-
-type policyResponse struct {
-	Fingerprint string `json:"fingerprint"`
-	// Deleted counts the positive verdicts of other fingerprints that were
-	// dropped.
-	Deleted int64 `json:"deleted"`
-}
-
 func (s *Server) evidencePolicy(w http.ResponseWriter, r *http.Request) error {
-	var req policyRequest
+	var req api.PolicyRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -127,6 +85,6 @@ func (s *Server) evidencePolicy(w http.ResponseWriter, r *http.Request) error {
 		return failed("switching the evidence policy", err)
 	}
 	s.log.Info("server: evidence policy switched; positives of other policies dropped", "deleted", n)
-	writeJSON(w, http.StatusOK, policyResponse{Fingerprint: *req.Fingerprint, Deleted: n})
+	writeJSON(w, http.StatusOK, api.PolicyResult{Fingerprint: *req.Fingerprint, Deleted: n})
 	return nil
 }

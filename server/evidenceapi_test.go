@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/evidence"
 )
 
@@ -17,7 +18,7 @@ func TestEvidenceRecordSummarizeAndPolicy(t *testing.T) {
 	subject := "Some.Show/S01E02" // a slash travels escaped in the path
 	path := "/v1/evidence/" + url.PathEscape(subject)
 
-	var rec recordView
+	var rec api.EvidenceRecord
 	decodeInto(t, f.do("POST", "/v1/evidence", map[string]any{"source": "idx-a", "subject": subject, "verdict": "available"}), &rec)
 	if rec.Verdict != "available" || rec.Stored != "available" || rec.ExpiresAt == nil || !rec.ExpiresAt.Equal(f.clock.Now().Add(6*time.Hour)) {
 		t.Fatalf("recorded: %+v", rec)
@@ -29,7 +30,7 @@ func TestEvidenceRecordSummarizeAndPolicy(t *testing.T) {
 	}
 	decodeInto(t, f.do("POST", "/v1/evidence", map[string]any{"source": "idx-b", "subject": subject, "verdict": "unavailable"}), &rec)
 
-	var sum summaryView
+	var sum api.EvidenceSummary
 	decodeInto(t, f.do("GET", path, nil), &sum)
 	if sum.Subject != subject || sum.Verdict != "available" || sum.Positive != 1 || sum.Negative != 1 || len(sum.Sources) != 2 {
 		t.Fatalf("summary: %+v", sum)
@@ -44,7 +45,7 @@ func TestEvidenceRecordSummarizeAndPolicy(t *testing.T) {
 
 	// A new policy: old positives go, and nothing old is visible.
 	decodeInto(t, f.do("POST", "/v1/evidence", map[string]any{"source": "idx-a", "subject": subject, "verdict": "available"}), &rec)
-	var pol policyResponse
+	var pol api.PolicyResult
 	decodeInto(t, f.do("POST", "/v1/evidence/policy", map[string]any{"fingerprint": "quality=1080p"}), &pol)
 	if pol.Fingerprint != "quality=1080p" || pol.Deleted != 1 {
 		t.Fatalf("policy switch: %+v", pol)
@@ -106,7 +107,7 @@ func TestEvidenceBadInput(t *testing.T) {
 			expectError(t, f.do(c.method, c.path, c.body), c.status, c.field)
 		})
 	}
-	var sum summaryView
+	var sum api.EvidenceSummary
 	decodeInto(t, f.do("GET", "/v1/evidence/x", nil), &sum)
 	if sum.Verdict != "unknown" || len(sum.Sources) != 0 || sum.Fingerprint != "" {
 		t.Fatalf("bad requests recorded something: %+v", sum)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/feed/newznab"
@@ -117,7 +118,7 @@ type feedRunner struct {
 	done   chan struct{}
 
 	mu     sync.Mutex
-	recent []itemView // newest first
+	recent []api.FeedItem // newest first
 }
 
 // setupFeeds builds a runner per configured feed. The feeds share the
@@ -343,22 +344,11 @@ func (s *Server) feedByName(name string) *feedRunner {
 	return nil
 }
 
-// itemView is a feed item as the API shows it: never the download link,
-// and never the API key, which indexers put into links and sometimes into
-// guids.
-type itemView struct {
-	ID        string            `json:"id"`
-	Title     string            `json:"title"`
-	Published time.Time         `json:"published"`
-	Size      int64             `json:"size"`
-	Attrs     map[string]string `json:"attrs,omitempty"`
-}
-
 // found keeps the newest items of a sync; the loop calls it.
 func (f *feedRunner) found(_ context.Context, _ string, items []feed.Item) {
-	views := make([]itemView, 0, min(len(items), f.cfg.KeepItems))
+	views := make([]api.FeedItem, 0, min(len(items), f.cfg.KeepItems))
 	for _, it := range items[:min(len(items), f.cfg.KeepItems)] {
-		v := itemView{ID: f.mask(it.ID), Title: f.mask(it.Title), Published: it.Published.UTC(), Size: it.Size}
+		v := api.FeedItem{ID: f.mask(it.ID), Title: f.mask(it.Title), Published: it.Published.UTC(), Size: it.Size}
 		for k, val := range it.Attrs {
 			if k == "link" {
 				continue
@@ -378,10 +368,10 @@ func (f *feedRunner) found(_ context.Context, _ string, items []feed.Item) {
 	f.recent = keep[:min(len(keep), f.cfg.KeepItems)]
 }
 
-func (f *feedRunner) items(limit int) []itemView {
+func (f *feedRunner) items(limit int) []api.FeedItem {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]itemView, min(limit, len(f.recent)))
+	out := make([]api.FeedItem, min(limit, len(f.recent)))
 	copy(out, f.recent)
 	return out
 }

@@ -6,55 +6,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/feed"
 )
 
-// feedView is one feed in GET /v1/feeds: its stored position, which every
-// node shares, and what this node's loop did with it.
-type feedView struct {
-	Name string `json:"name"`
-	// Configured is false for a feed that has a stored position but is no
-	// longer in the daemon's configuration; reset it to forget it.
-	Configured bool   `json:"configured"`
-	URL        string `json:"url,omitempty"`
-
-	// The stored position.
-	Synced     bool        `json:"synced"`
-	SyncedAt   *time.Time  `json:"synced_at,omitempty"`
-	Head       *markerView `json:"head,omitempty"`
-	ItemsTotal int64       `json:"items_total"`
-	Gaps       int         `json:"gaps"`
-
-	// This node's loop; empty where this node never polled the feed.
-	Leading         bool       `json:"leading"`
-	LastSync        *time.Time `json:"last_sync,omitempty"`
-	LastHeadPoll    *time.Time `json:"last_head_poll,omitempty"`
-	LastItems       int        `json:"last_items"`
-	LastPages       int        `json:"last_pages"`
-	LastStop        string     `json:"last_stop,omitempty"`
-	LastError       string     `json:"last_error,omitempty"`
-	LastSuccess     *time.Time `json:"last_success,omitempty"`
-	Failures        int64      `json:"failures"`
-	RetryAt         *time.Time `json:"retry_at,omitempty"`
-	LastSkipped     int        `json:"last_skipped"`
-	Skipped         int64      `json:"skipped"`
-	ItemsSeen       int64      `json:"items_seen"`
-	IntervalSeconds float64    `json:"interval_seconds"`
-	NextHeadPoll    *time.Time `json:"next_head_poll,omitempty"`
-	NextResume      *time.Time `json:"next_resume,omitempty"`
-}
-
-type markerView struct {
-	// ID is left out for a feed that is no longer configured.
-	ID        string    `json:"id,omitempty"`
-	Published time.Time `json:"published"`
-}
-
-type feedsResponse struct {
-	// Leading is whether this node runs the feed polls now.
-	Leading bool       `json:"leading"`
-	Feeds   []feedView `json:"feeds"`
-}
+// feedView is the name the status report lists feeds by.
+type feedView = api.Feed
 
 // timePtr turns a zero time into an absent JSON field.
 func timePtr(t time.Time) *time.Time {
@@ -68,7 +25,7 @@ func timePtr(t time.Time) *time.Time {
 // feedViews merges the configured feeds' loops with every stored position:
 // configured feeds first, in configuration order, then stored ones that
 // are no longer configured, by name.
-func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
+func (s *Server) feedViews(ctx context.Context) ([]api.Feed, error) {
 	stored, err := s.feedReader.Statuses(ctx)
 	if err != nil {
 		return nil, err
@@ -78,9 +35,9 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 		byName[st.Name] = st
 	}
 	feeds := s.feedRunners()
-	out := make([]feedView, 0, len(feeds)+len(stored))
+	out := make([]api.Feed, 0, len(feeds)+len(stored))
 	for _, f := range feeds {
-		v := feedView{Name: f.cfg.Name, Configured: true, URL: f.display}
+		v := api.Feed{Name: f.cfg.Name, Configured: true, URL: f.display}
 		for _, ls := range f.loop.Status() {
 			v.Leading = ls.Leading
 			v.LastSync, v.LastHeadPoll = timePtr(ls.LastSync), timePtr(ls.LastHeadPoll)
@@ -93,7 +50,7 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 			v.NextHeadPoll, v.NextResume = timePtr(ls.NextHeadPoll), timePtr(ls.NextResume)
 		}
 		if st, ok := byName[f.cfg.Name]; ok {
-			v.applyStored(st, f.mask)
+			applyStored(&v, st, f.mask)
 			delete(byName, f.cfg.Name)
 		}
 		out = append(out, v)
@@ -102,19 +59,19 @@ func (s *Server) feedViews(ctx context.Context) ([]feedView, error) {
 		if _, ok := byName[st.Name]; !ok {
 			continue
 		}
-		v := feedView{Name: st.Name}
+		v := api.Feed{Name: st.Name}
 		// Nobody knows this feed's key any more, and some indexers put
 		// the key in ids: the head's id is left out.
-		v.applyStored(st, func(string) string { return "" })
+		applyStored(&v, st, func(string) string { return "" })
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-func (v *feedView) applyStored(st feed.Status, mask func(string) string) {
+func applyStored(v *api.Feed, st feed.Status, mask func(string) string) {
 	v.Synced, v.SyncedAt, v.ItemsTotal, v.Gaps = st.Synced, timePtr(st.SyncedAt), st.Items, st.Gaps
 	if st.Head.ID != "" {
-		v.Head = &markerView{ID: mask(st.Head.ID), Published: st.Head.Published.UTC()}
+		v.Head = &api.FeedMarker{ID: mask(st.Head.ID), Published: st.Head.Published.UTC()}
 	}
 }
 
@@ -123,14 +80,8 @@ func (s *Server) feedList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("reading feed positions", err)
 	}
-	writeJSON(w, http.StatusOK, feedsResponse{Leading: s.leading.Load(), Feeds: views})
+	writeJSON(w, http.StatusOK, api.FeedList{Leading: s.leading.Load(), Feeds: views})
 	return nil
-}
-
-type feedResetResponse struct {
-	Name string `json:"name"`
-	// HadPosition says whether a stored position was forgotten.
-	HadPosition bool `json:"had_position"`
 }
 
 func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) error {
@@ -152,13 +103,8 @@ func (s *Server) feedReset(w http.ResponseWriter, r *http.Request) error {
 		fr.forget()
 	}
 	s.log.Info("server: feed reset; its next sync starts at the head", "feed", name)
-	writeJSON(w, http.StatusOK, feedResetResponse{Name: name, HadPosition: had})
+	writeJSON(w, http.StatusOK, api.FeedReset{Name: name, HadPosition: had})
 	return nil
-}
-
-type feedItemsResponse struct {
-	Feed  string     `json:"feed"`
-	Items []itemView `json:"items"`
 }
 
 func (s *Server) feedItems(w http.ResponseWriter, r *http.Request) error {
@@ -175,6 +121,6 @@ func (s *Server) feedItems(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	writeJSON(w, http.StatusOK, feedItemsResponse{Feed: name, Items: fr.items(limit)})
+	writeJSON(w, http.StatusOK, api.FeedItems{Feed: name, Items: fr.items(limit)})
 	return nil
 }

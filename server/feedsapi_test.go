@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/internal/fakeindexer"
@@ -37,9 +38,9 @@ func withFeed(x *fakeindexer.Indexer) func(*Config) {
 }
 
 // feedNamed reads GET /v1/feeds and returns the named feed.
-func (f *fixture) feedNamed(name string) (feedsResponse, feedView, bool) {
+func (f *fixture) feedNamed(name string) (api.FeedList, feedView, bool) {
 	f.t.Helper()
-	var resp feedsResponse
+	var resp api.FeedList
 	decodeInto(f.t, f.do("GET", "/v1/feeds", nil), &resp)
 	for _, v := range resp.Feeds {
 		if v.Name == name {
@@ -85,7 +86,7 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 
 	// The items: the newest three, newest first, without the download
 	// link.
-	var items feedItemsResponse
+	var items api.FeedItems
 	decodeInto(t, f.do("GET", "/v1/feeds/fake/items", nil), &items)
 	if len(items.Items) != 3 || items.Items[0].Title != rels[4].Title || items.Items[2].Title != rels[2].Title ||
 		items.Items[0].Size != rels[4].Size || items.Items[0].Attrs["category"] != "5000,5040" {
@@ -141,7 +142,7 @@ func TestConfiguredFeedIsPolledByTheLeader(t *testing.T) {
 	expectError(t, f.do("DELETE", "/v1/budget/sources/fake", nil), http.StatusConflict, "name")
 
 	// Reset forgets the position and the kept items.
-	var reset feedResetResponse
+	var reset api.FeedReset
 	decodeInto(t, f.do("POST", "/v1/feeds/fake/reset", nil), &reset)
 	if !reset.HadPosition || reset.Name != "fake" {
 		t.Fatalf("reset: %+v", reset)
@@ -296,7 +297,7 @@ func TestStoredFeedNoLongerConfigured(t *testing.T) {
 		t.Fatal("an unconfigured feed's head id shows its key")
 	}
 	expectError(t, f.do("GET", "/v1/feeds/old/items", nil), http.StatusNotFound, "name")
-	var reset feedResetResponse
+	var reset api.FeedReset
 	decodeInto(t, f.do("POST", "/v1/feeds/old/reset", nil), &reset)
 	if !reset.HadPosition {
 		t.Fatalf("reset: %+v", reset)

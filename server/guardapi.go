@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
 )
@@ -21,31 +22,6 @@ import (
 // maxURLLen bounds a URL in a request body or query. Real URLs are far
 // shorter; a longer one is a mistake or an attempt to fill memory.
 const maxURLLen = 8 << 10
-
-type acquireRequest struct {
-	URL    string `json:"url"`
-	Exempt bool   `json:"exempt"`
-}
-
-type acquireResponse struct {
-	Ticket       string    `json:"ticket"`
-	Endpoint     string    `json:"endpoint"`
-	Trial        bool      `json:"trial"`
-	Exempt       bool      `json:"exempt"`
-	ExpiresAt    time.Time `json:"expires_at"`
-	LeaseSeconds float64   `json:"lease_seconds"`
-	// Extend is the path that renews the lease; a holder whose request
-	// outlives lease_seconds must call it, or the ticket is released as
-	// inconclusive when the lease runs out.
-	Extend string `json:"extend"`
-}
-
-type ticketExtendResponse struct {
-	Ticket       string    `json:"ticket"`
-	Endpoint     string    `json:"endpoint"`
-	ExpiresAt    time.Time `json:"expires_at"`
-	LeaseSeconds float64   `json:"lease_seconds"`
-}
 
 // guardExtend renews a remote ticket's lease. It takes no body.
 func (s *Server) guardExtend(w http.ResponseWriter, r *http.Request) error {
@@ -57,7 +33,7 @@ func (s *Server) guardExtend(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return notFound("ticket", "unknown ticket: never issued, already reported, or its lease ended")
 	}
-	writeJSON(w, http.StatusOK, ticketExtendResponse{Ticket: id, Endpoint: ep, ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds()})
+	writeJSON(w, http.StatusOK, api.TicketExtension{Ticket: id, Endpoint: ep, ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds()})
 	return nil
 }
 
@@ -76,7 +52,7 @@ func checkTicketID(id string) error {
 }
 
 func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
-	var req acquireRequest
+	var req api.AcquireRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -98,7 +74,7 @@ func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
 			Message: fmt.Sprintf("server: too many remote tickets are out (at most %d, %d per client); report some before acquiring more",
 				s.cfg.MaxTickets, s.tickets.perClient())}
 	}
-	writeJSON(w, http.StatusOK, acquireResponse{
+	writeJSON(w, http.StatusOK, api.Ticket{
 		Ticket: id, Endpoint: t.Endpoint(), Trial: t.Trial(), Exempt: req.Exempt,
 		ExpiresAt: expires.UTC(), LeaseSeconds: s.cfg.TicketLease.Seconds(),
 		Extend: "/v1/guard/tickets/" + id + "/extend",
@@ -130,19 +106,8 @@ func checkURLField(field, u string) error {
 	return nil
 }
 
-type reportRequest struct {
-	Ticket     string `json:"ticket"`
-	Outcome    string `json:"outcome"`
-	ErrorClass string `json:"error_class"`
-}
-
-type reportResponse struct {
-	Endpoint string `json:"endpoint"`
-	State    string `json:"state"`
-}
-
 func (s *Server) guardReport(w http.ResponseWriter, r *http.Request) error {
-	var req reportRequest
+	var req api.ReportRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -168,7 +133,7 @@ func (s *Server) guardReport(w http.ResponseWriter, r *http.Request) error {
 		t.Release()
 	}
 	ep := t.Endpoint()
-	writeJSON(w, http.StatusOK, reportResponse{Endpoint: ep, State: s.guard.State(ep).String()})
+	writeJSON(w, http.StatusOK, api.ReportResult{Endpoint: ep, State: s.guard.State(ep).String()})
 	return nil
 }
 
@@ -196,14 +161,10 @@ func reportClass(outcome, errorClass string) (failure.Class, error) {
 	return failure.None, badRequest("outcome", "unknown outcome %q; want answered, failed or inconclusive", outcome)
 }
 
-type resetRequest struct {
-	URL string `json:"url"`
-}
-
 // guardReset reads only the origin of the URL and never logs it: callers
 // reset precisely when an address changed, and it may carry credentials.
 func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
-	var req resetRequest
+	var req api.ResetRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -290,21 +251,12 @@ func dialErr(errno syscall.Errno) error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
 }
 
-// endpointView is one endpoint of GET /v1/guard.
-type endpointView struct {
-	Endpoint          string    `json:"endpoint"`
-	State             string    `json:"state"`
-	Failures          int       `json:"failures"`
-	RetryAfterSeconds float64   `json:"retry_after_seconds"`
-	OpenUntil         time.Time `json:"open_until,omitzero"`
-	TicketsOut        int       `json:"tickets_out"`
-	TrialOut          bool      `json:"trial_out"`
-	LastFailure       string    `json:"last_failure,omitempty"`
-	LastFailureAt     time.Time `json:"last_failure_at,omitzero"`
-}
+// endpointView is the name the status report embeds the guard's
+// endpoint by.
+type endpointView = api.Endpoint
 
-func newEndpointView(st guard.EndpointStatus) endpointView {
-	v := endpointView{
+func newEndpointView(st guard.EndpointStatus) api.Endpoint {
+	v := api.Endpoint{
 		Endpoint: st.Endpoint, State: st.State.String(), Failures: st.Failures,
 		RetryAfterSeconds: st.RetryAfter.Seconds(), TicketsOut: st.TicketsOut, TrialOut: st.TrialOut,
 		LastFailureAt: st.LastFailureAt.UTC(),
@@ -318,15 +270,11 @@ func newEndpointView(st guard.EndpointStatus) endpointView {
 	return v
 }
 
-type endpointList struct {
-	Endpoints []endpointView `json:"endpoints"`
-}
-
 // endpoints returns the guard's records in endpoint order, keeping those
 // whose state passes keep.
-func (s *Server) endpoints(keep func(guard.State) bool) []endpointView {
+func (s *Server) endpoints(keep func(guard.State) bool) []api.Endpoint {
 	all := s.guard.Endpoints()
-	out := make([]endpointView, 0, len(all))
+	out := make([]api.Endpoint, 0, len(all))
 	for _, st := range all {
 		if keep == nil || keep(st.State) {
 			out = append(out, newEndpointView(st))
@@ -352,6 +300,6 @@ func (s *Server) guardList(w http.ResponseWriter, r *http.Request) error {
 		}
 		keep = func(st guard.State) bool { return st.String() == want }
 	}
-	writeJSON(w, http.StatusOK, endpointList{Endpoints: s.endpoints(keep)})
+	writeJSON(w, http.StatusOK, api.EndpointList{Endpoints: s.endpoints(keep)})
 	return nil
 }

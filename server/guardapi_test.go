@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
 )
@@ -166,7 +167,7 @@ func TestGuardResetClearsAndListShowsState(t *testing.T) {
 		f.do("POST", "/v1/guard/report", map[string]any{"ticket": tk, "outcome": "failed", "error_class": "timeout"})
 	}
 	list := f.do("GET", "/v1/guard?state=open", nil)
-	var got endpointList
+	var got api.EndpointList
 	decodeInto(t, list, &got)
 	if len(got.Endpoints) != 1 || got.Endpoints[0].Endpoint != "https://reset.example" || got.Endpoints[0].State != "open" ||
 		got.Endpoints[0].RetryAfterSeconds != 30 || got.Endpoints[0].LastFailure != "timeout" {
@@ -196,7 +197,7 @@ func TestGuardResetRefusesOtherSchemes(t *testing.T) {
 	for _, u := range []string{"ftp://x.example/", "file:///etc/passwd", "gopher://x.example:70/"} {
 		expectError(t, f.do("POST", "/v1/guard/reset", map[string]any{"url": u}), http.StatusBadRequest, "url")
 	}
-	var got endpointList
+	var got api.EndpointList
 	decodeInto(t, f.do("GET", "/v1/guard", nil), &got)
 	if len(got.Endpoints) != 0 {
 		t.Fatalf("a refused reset left records: %+v", got.Endpoints)

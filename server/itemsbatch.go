@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/retry"
 )
 
@@ -13,21 +14,9 @@ import (
 // claim's results (or a crawler's burst of sightings) is the difference
 // between hundreds and thousands of items a second.
 
-type observeBatchRequest struct {
-	IDs          []string `json:"ids"`
-	Boost        int      `json:"boost"`
-	AddIfMissing bool     `json:"add_if_missing"`
-	Priority     int      `json:"priority"`
-	Source       string   `json:"source"`
-}
-
-type observeBatchResponse struct {
-	Results []retry.ObserveResult `json:"results"`
-}
-
 // itemsObserve is POST /v1/items/observe: ObserveMany.
 func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
-	var req observeBatchRequest
+	var req api.ObserveBatchRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -40,44 +29,15 @@ func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("observing items", err)
 	}
-	writeJSON(w, http.StatusOK, observeBatchResponse{Results: res})
+	writeJSON(w, http.StatusOK, api.ObserveBatchResponse{Results: res})
 	return nil
-}
-
-type itemsSettleOutcome struct {
-	ID     string `json:"id"`
-	Lease  string `json:"lease"`
-	Op     string `json:"op"`
-	Class  string `json:"class"`
-	Note   string `json:"note"`
-	Source string `json:"source"`
-	Host   string `json:"host"`
-}
-
-type itemsSettleRequest struct {
-	Outcomes []itemsSettleOutcome `json:"outcomes"`
-}
-
-// itemsSettleResult is one outcome's fate: ok, or why not. Lost and not-found
-// outcomes are per item, not errors of the request, so the batch answers
-// 200 and says which items the worker must drop.
-type itemsSettleResult struct {
-	ID    string `json:"id"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"` // "lease_lost", "not_found" or "invalid"
-	// Message says what was wrong with an invalid outcome.
-	Message string `json:"message,omitempty"`
-}
-
-type itemsSettleResponse struct {
-	Results []itemsSettleResult `json:"results"`
 }
 
 var settleOps = map[string]retry.Op{"succeed": retry.OpSucceed, "fail": retry.OpFail, "release": retry.OpRelease}
 
 // itemsSettle is POST /v1/items/settle: Settle for a batch of leases.
 func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) error {
-	var req itemsSettleRequest
+	var req api.SettleRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -89,30 +49,30 @@ func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("settling leases", err)
 	}
-	res := make([]itemsSettleResult, len(outs))
+	res := make([]api.SettleResult, len(outs))
 	for i, e := range errs {
-		res[i] = itemsSettleResult{ID: outs[i].Lease.ID, OK: e == nil}
+		res[i] = api.SettleResult{ID: outs[i].Lease.ID, OK: e == nil}
 		switch {
 		case e == nil:
 		case errors.Is(e, retry.ErrLeaseLost):
-			res[i].Error = "lease_lost"
+			res[i].Error = api.SettleLeaseLost
 		case errors.Is(e, retry.ErrNotFound):
-			res[i].Error = "not_found"
+			res[i].Error = api.SettleNotFound
 		case errors.Is(e, retry.ErrInvalid):
 			// A class or note the scheduler cannot store refuses that
 			// outcome only; its lease stays.
-			res[i].Error = "invalid"
+			res[i].Error = api.SettleInvalid
 			res[i].Message = innermost(e).Error()
 		default:
 			return failed("settling leases", e)
 		}
 	}
-	writeJSON(w, http.StatusOK, itemsSettleResponse{Results: res})
+	writeJSON(w, http.StatusOK, api.SettleResponse{Results: res})
 	return nil
 }
 
 // settleOutcomes checks a batch whole before any of it is settled.
-func settleOutcomes(in []itemsSettleOutcome) ([]retry.Outcome, error) {
+func settleOutcomes(in []api.SettleOutcome) ([]retry.Outcome, error) {
 	switch {
 	case len(in) == 0:
 		return nil, badRequest("outcomes", "outcomes is missing or empty: {\"outcomes\":[{\"id\":\"...\",\"lease\":\"...\",\"op\":\"succeed\"}]}")

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/hostguard/hostguard/retry"
 )
 
 // route is one operation of the API, as docs/api.md lists them.
@@ -73,10 +75,10 @@ func (s *Server) routeTable() []route {
 		{pattern: "POST /v1/items/settle", h: s.itemsSettle, needs: items},
 		{pattern: "GET /v1/items/stats", h: s.itemsStats, needs: items},
 		{pattern: "GET /v1/items/{id}", h: s.itemGet, needs: items, session: true},
-		{pattern: "POST /v1/items/{id}/succeed", h: s.itemSucceed, needs: items},
-		{pattern: "POST /v1/items/{id}/fail", h: s.itemFail, needs: items},
+		{pattern: "POST /v1/items/{id}/succeed", h: s.itemSettle(retry.OpSucceed), needs: items},
+		{pattern: "POST /v1/items/{id}/fail", h: s.itemSettle(retry.OpFail), needs: items},
 		{pattern: "POST /v1/items/{id}/extend", h: s.itemExtend, needs: items},
-		{pattern: "POST /v1/items/{id}/release", h: s.itemRelease, needs: items},
+		{pattern: "POST /v1/items/{id}/release", h: s.itemSettle(retry.OpRelease), needs: items},
 		{pattern: "POST /v1/items/{id}/observe", h: s.itemObserve, needs: items},
 		{pattern: "POST /v1/items/{id}/due-now", h: s.itemDueNow, needs: items, action: true},
 		{pattern: "DELETE /v1/items/{id}", h: s.itemForget, needs: items, action: true},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/health"
@@ -107,18 +108,18 @@ func TestCLIAgainstADaemon(t *testing.T) {
 	}
 	out = mustRun(t, append([]string{"items", "claim", "--n", "1", "--lease", "1m", "--json"}, a...)...)
 	var claim struct {
-		Leases []leaseJSON `json:"leases"`
+		Leases []api.Lease `json:"leases"`
 	}
 	if err := json.Unmarshal([]byte(out), &claim); err != nil || len(claim.Leases) != 1 || string(claim.Leases[0].Payload) != "hello" {
 		t.Fatalf("items claim --json: %q (%v)", out, err)
 	}
 	l := claim.Leases[0]
-	out = mustRun(t, append([]string{"items", "fail", l.ID, "--lease", l.Lease, "--class", "timeout", "--host", "Files.Example"}, a...)...)
+	out = mustRun(t, append([]string{"items", "fail", l.ID, "--lease", l.Token, "--class", "timeout", "--host", "Files.Example"}, a...)...)
 	if !strings.Contains(out, "scheduled") || !strings.Contains(out, "timeout") || !strings.Contains(out, "files.example") {
 		t.Fatalf("items fail: %q", out)
 	}
 	// The spent lease is refused, with the exit code for a refusal.
-	code, _, errs := run(append([]string{"items", "succeed", l.ID, "--lease", l.Lease}, a...)...)
+	code, _, errs := run(append([]string{"items", "succeed", l.ID, "--lease", l.Token}, a...)...)
 	if code != ExitRefused || !strings.Contains(errs, "lease lost") {
 		t.Fatalf("succeed with a spent lease: exit %d, %q", code, errs)
 	}

@@ -5,24 +5,12 @@ import (
 	"io"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
-type feedJSON struct {
-	Name         string     `json:"name"`
-	Configured   bool       `json:"configured"`
-	URL          string     `json:"url"`
-	Synced       bool       `json:"synced"`
-	SyncedAt     *time.Time `json:"synced_at"`
-	ItemsTotal   int64      `json:"items_total"`
-	Gaps         int        `json:"gaps"`
-	LastSync     *time.Time `json:"last_sync"`
-	LastItems    int        `json:"last_items"`
-	LastStop     string     `json:"last_stop"`
-	LastError    string     `json:"last_error"`
-	Interval     float64    `json:"interval_seconds"`
-	NextHeadPoll *time.Time `json:"next_head_poll"`
-}
+// feedJSON is the name the status command reads feeds by.
+type feedJSON = api.Feed
 
 func runFeeds(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -41,10 +29,7 @@ func runFeeds(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return cmd.usageError("unknown subcommand %q (want items or reset)", pos[0])
 	}
-	var resp struct {
-		Leading bool       `json:"leading"`
-		Feeds   []feedJSON `json:"feeds"`
-	}
+	var resp api.FeedList
 	if code, done := cmd.fetch("GET", "/v1/feeds", nil, nil, &resp); done {
 		return code
 	}
@@ -75,7 +60,7 @@ func runFeeds(args []string, stdout, stderr io.Writer) int {
 		if f.NextHeadPoll != nil {
 			next = when(*f.NextHeadPoll)
 		}
-		rows = append(rows, []string{f.Name, last, strconv.Itoa(f.LastItems), itoa(f.ItemsTotal), strconv.Itoa(f.Gaps), seconds(f.Interval), next, dash(state)})
+		rows = append(rows, []string{f.Name, last, strconv.Itoa(f.LastItems), itoa(f.ItemsTotal), strconv.Itoa(f.Gaps), seconds(f.IntervalSeconds), next, dash(state)})
 	}
 	table(stdout, "no feeds", []string{"FEED", "LAST SYNC", "NEW", "ITEMS", "GAPS", "EVERY", "NEXT POLL", "STATE"}, rows)
 	return ExitOK
@@ -98,13 +83,7 @@ func feedsItems(args []string, stdout, stderr io.Writer) int {
 	if *limit > 0 {
 		q.Set("limit", strconv.Itoa(*limit))
 	}
-	var resp struct {
-		Items []struct {
-			Title     string    `json:"title"`
-			Published time.Time `json:"published"`
-			Size      int64     `json:"size"`
-		} `json:"items"`
-	}
+	var resp api.FeedItems
 	if code, done := cmd.fetch("GET", "/v1/feeds/"+url.PathEscape(pos[0])+"/items", q, nil, &resp); done {
 		return code
 	}
@@ -125,10 +104,7 @@ func feedsReset(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return cmd.usageError("needs exactly one feed name")
 	}
-	var resp struct {
-		Name        string `json:"name"`
-		HadPosition bool   `json:"had_position"`
-	}
+	var resp api.FeedReset
 	if code, done := cmd.fetch("POST", "/v1/feeds/"+url.PathEscape(pos[0])+"/reset", nil, nil, &resp); done {
 		return code
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,32 +8,10 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
+	"github.com/hostguard/hostguard/retry"
 )
-
-type leaseJSON struct {
-	ID        string    `json:"id"`
-	Lease     string    `json:"lease"`
-	Until     time.Time `json:"until"`
-	Attempt   int       `json:"attempt"`
-	Failures  int       `json:"failures"`
-	LastClass string    `json:"last_class"`
-	Priority  int       `json:"priority"`
-	Payload   []byte    `json:"payload"`
-}
-
-type itemJSON struct {
-	ID         string    `json:"id"`
-	State      string    `json:"state"`
-	Priority   int       `json:"priority"`
-	Payload    []byte    `json:"payload"`
-	NextAt     time.Time `json:"next_at"`
-	LeaseUntil time.Time `json:"lease_until"`
-	Worker     string    `json:"worker"`
-	Attempts   int       `json:"attempts"`
-	Failures   int       `json:"failures"`
-	LastClass  string    `json:"last_class"`
-	Host       string    `json:"host"`
-}
 
 const itemsUsage = `usage: hostguard items <subcommand> [flags] [args]
 
@@ -121,24 +98,15 @@ func itemsAdd(args []string, stdout, stderr io.Writer) int {
 	default:
 		data = []byte(*payload)
 	}
-	type item struct {
-		ID       string `json:"id"`
-		Priority int    `json:"priority,omitempty"`
-		Payload  string `json:"payload,omitempty"`
-		Host     string `json:"host,omitempty"`
-	}
-	items := make([]item, len(pos))
+	items := make([]api.NewItem, len(pos))
 	for i, id := range pos {
-		items[i] = item{ID: id, Priority: *prio, Host: *host}
+		items[i] = api.NewItem{ID: id, Priority: *prio, Host: *host}
 		if len(data) > 0 {
-			items[i].Payload = base64.StdEncoding.EncodeToString(data)
+			items[i].Payload = data
 		}
 	}
-	var res struct {
-		Added    int `json:"added"`
-		Existing int `json:"existing"`
-	}
-	if code, done := cmd.fetch("POST", "/v1/items", nil, map[string]any{"items": items}, &res); done {
+	var res api.AddResult
+	if code, done := cmd.fetch("POST", "/v1/items", nil, api.AddRequest{Items: items}, &res); done {
 		return code
 	}
 	fmt.Fprintf(stdout, "added %d, already queued %d\n", res.Added, res.Existing)
@@ -160,16 +128,15 @@ func itemsClaim(args []string, stdout, stderr io.Writer) int {
 	if *lease <= 0 {
 		return cmd.usageError("--lease must be positive")
 	}
-	var res struct {
-		Leases []leaseJSON `json:"leases"`
-	}
-	body := map[string]any{"n": *n, "lease_seconds": lease.Seconds(), "worker": *worker}
+	var res api.ClaimResponse
+	secs := lease.Seconds()
+	body := api.ClaimRequest{N: n, LeaseSeconds: &secs, Worker: *worker}
 	if code, done := cmd.fetch("POST", "/v1/items/claim", nil, body, &res); done {
 		return code
 	}
 	rows := make([][]string, 0, len(res.Leases))
 	for _, l := range res.Leases {
-		rows = append(rows, []string{l.ID, l.Lease, strconv.Itoa(l.Attempt), strconv.Itoa(l.Priority), when(l.Until), dash(l.LastClass)})
+		rows = append(rows, []string{l.ID, l.Token, strconv.Itoa(l.Attempt), strconv.Itoa(l.Priority), when(l.Until), dash(l.LastClass)})
 	}
 	table(stdout, "no item is due: nothing claimed", []string{"ID", "LEASE", "ATTEMPT", "PRIORITY", "UNTIL", "LAST FAILURE"}, rows)
 	return ExitOK
@@ -202,7 +169,7 @@ func itemsGet(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return cmd.usageError("needs exactly one item id")
 	}
-	var it itemJSON
+	var it api.Item
 	if code, done := cmd.fetch("GET", "/v1/items/"+url.PathEscape(pos[0]), nil, nil, &it); done {
 		return code
 	}
@@ -210,7 +177,7 @@ func itemsGet(args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-func printItem(w io.Writer, it itemJSON) {
+func printItem(w io.Writer, it api.Item) {
 	// One row: the empty-table text is never shown.
 	table(w, "", itemColumns, [][]string{itemRow(it)})
 }
@@ -219,12 +186,12 @@ var itemColumns = []string{"ID", "STATE", "PRIORITY", "ATTEMPTS", "FAILURES", "L
 
 // itemRow is an item as the item tables show it: a leased item's next
 // moment is its lease's end.
-func itemRow(it itemJSON) []string {
+func itemRow(it api.Item) []string {
 	next := when(it.NextAt)
-	if it.State == "leased" {
+	if it.State == retry.Leased {
 		next = "lease until " + when(it.LeaseUntil)
 	}
-	return []string{it.ID, it.State, strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), dash(it.Host), next}
+	return []string{it.ID, it.State.String(), strconv.Itoa(it.Priority), strconv.Itoa(it.Attempts), strconv.Itoa(it.Failures), dash(it.LastClass), dash(it.Host), next}
 }
 
 func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
@@ -243,37 +210,29 @@ func itemsOp(op string, args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return cmd.usageError("needs exactly one item id")
 	}
-	body := map[string]any{}
-	switch op {
-	case "observe":
-		if *boost != 0 {
-			body["boost"] = *boost
-		}
-	default:
-		if *lease == "" {
-			return cmd.usageError("--lease is required")
-		}
-		body["lease"] = *lease
+	var body any
+	switch {
+	case op == "observe":
+		body = api.ObserveRequest{Boost: *boost}
+	case *lease == "":
+		return cmd.usageError("--lease is required")
 	}
 	switch op {
+	case "succeed", "release":
+		body = api.LeaseRequest{Lease: *lease}
 	case "fail":
 		if *class == "" {
 			return cmd.usageError("--class is required")
 		}
-		body["class"] = *class
-		if *note != "" {
-			body["note"] = *note
-		}
-		if *failHost != "" {
-			body["host"] = *failHost
-		}
+		body = api.FailRequest{Lease: *lease, Class: *class, Note: *note, Host: *failHost}
 	case "extend":
 		if *extend <= 0 {
 			return cmd.usageError("--for must be a positive duration")
 		}
-		body["lease_seconds"] = extend.Seconds()
+		secs := extend.Seconds()
+		body = api.ExtendRequest{Lease: *lease, LeaseSeconds: &secs}
 	}
-	var it itemJSON
+	var it api.Item
 	raw, code, ok := cmd.call("POST", "/v1/items/"+url.PathEscape(pos[0])+"/"+op, nil, body, &it)
 	if !ok {
 		return code
@@ -305,10 +264,7 @@ func itemsOperator(op string, args []string, stdout, stderr io.Writer) int {
 	if op == "forget" {
 		method, path = "DELETE", "/v1/items/"+url.PathEscape(pos[0])
 	}
-	var res struct {
-		State string `json:"state"`
-		Moved bool   `json:"moved"`
-	}
+	var res api.DueNowResult
 	raw, code, ok := cmd.call(method, path, nil, nil, &res)
 	if !ok {
 		return code

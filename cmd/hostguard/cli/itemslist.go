@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/server"
 )
@@ -51,10 +52,7 @@ func itemsList(args []string, stdout, stderr io.Writer) int {
 	if *after != "" {
 		q.Set("after", *after)
 	}
-	var page struct {
-		Items []itemJSON `json:"items"`
-		Next  string     `json:"next"`
-	}
+	var page api.ItemPage
 	if code, done := cmd.fetch("GET", "/v1/items", q, nil, &page); done {
 		return code
 	}

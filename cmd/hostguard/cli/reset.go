@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/guard"
 )
 
@@ -31,7 +32,7 @@ func runReset(args []string, stdout, stderr io.Writer) int {
 	if !strings.HasPrefix(key, "http://") && !strings.HasPrefix(key, "https://") {
 		return cmd.refuse("the URL's scheme %s is not http or https", key[:strings.Index(key, ":")])
 	}
-	if _, code, ok := cmd.call("POST", "/v1/guard/reset", nil, map[string]string{"url": pos[0]}, nil); !ok {
+	if _, code, ok := cmd.call("POST", "/v1/guard/reset", nil, api.ResetRequest{URL: pos[0]}, nil); !ok {
 		return code
 	}
 	if cmd.flags.json {
