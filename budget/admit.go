@@ -185,7 +185,7 @@ type plan struct {
 //     kind's allowance], plus (source, kind) [record] when a source is
 //     named; paced when that source is configured.
 //   - foreground: ("", foreground) and (source, foreground) [record];
-//     never refused, not even while paused; it pushes the source's next
+//     never refused, not even while paused (all work or the source); it pushes the source's next
 //     background slot to at least now + pace.
 func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*plan, error) {
 	if err := p.validate(); err != nil {
@@ -222,6 +222,9 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 
 	case snap.paused:
 		return nil, fmt.Errorf("%w (%s on %q refused)", ErrPaused, p.Kind, p.Source)
+
+	case src != nil && src.paused:
+		return nil, fmt.Errorf("%w: source %q is paused (%s refused)", ErrPaused, p.Source, p.Kind)
 
 	case p.Kind.FromSource():
 		if p.Source == "" {

@@ -583,3 +583,81 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 		t.Error("rejected changes were applied")
 	}
 }
+
+func TestPauseSource(t *testing.T) {
+	t.Parallel()
+	other := budget.Source{Name: "other", OwnerDailyLimit: budget.Int(100), Pace: budget.NoPace}
+	f := setup(t, budget.Config{Sources: []budget.Source{smallSource(), other}})
+	if err := f.b.PauseSource(ctx(t), "idx", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []budget.AdmitParams{
+		{Source: "idx", Kind: budget.KindHeadPoll},
+		{Source: "idx", Kind: budget.KindSearch},
+		{Source: "idx", Kind: budget.KindValidation},
+	} {
+		if _, err := f.b.Admit(ctx(t), p); !errors.Is(err, budget.ErrPaused) {
+			t.Fatalf("%+v while its source is paused: %v; want ErrPaused", p, err)
+		}
+	}
+	// The other sources, work naming no source and foreground work go on.
+	for _, p := range []budget.AdmitParams{
+		{Source: "other", Kind: budget.KindHeadPoll},
+		{Kind: budget.KindValidation},
+		{Source: "idx", Kind: budget.KindForeground},
+	} {
+		if _, err := f.b.Admit(ctx(t), p); err != nil {
+			t.Fatalf("%+v while idx is paused: %v", p, err)
+		}
+	}
+	if s := f.source(t, "idx"); !s.Paused || s.Used != 0 {
+		t.Fatalf("idx in the report: %+v; want paused, nothing used", s)
+	}
+	if f.source(t, "other").Paused || f.report(t).Paused {
+		t.Fatal("pausing idx shows another source, or all work, as paused")
+	}
+	// Replacing or resetting the source's settings keeps the pause.
+	if err := f.b.SetSource(ctx(t), budget.Source{Name: "idx", OwnerDailyLimit: budget.Int(200), Pace: budget.NoPace}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.ResetSource(ctx(t), "idx"); err != nil {
+		t.Fatal(err)
+	}
+	if !f.b.SourcePaused("idx") {
+		t.Fatal("SetSource or ResetSource lifted the pause")
+	}
+	if err := f.b.PauseSource(ctx(t), "idx", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Admit(ctx(t), budget.AdmitParams{Source: "idx", Kind: budget.KindHeadPoll}); err != nil {
+		t.Fatalf("after resuming idx: %v", err)
+	}
+	if err := f.b.PauseSource(ctx(t), "nope", true); !errors.Is(err, budget.ErrUnknownSource) {
+		t.Fatalf("pausing an unknown source: %v; want ErrUnknownSource", err)
+	}
+	var ie *budget.InputError
+	if err := f.b.PauseSource(ctx(t), " idx", true); !errors.As(err, &ie) || ie.Field != "name" {
+		t.Fatalf("pausing a badly spelt name: %v; want an InputError for name", err)
+	}
+}
+
+func TestPauseSourceGoesWithARemovedRunTimeSource(t *testing.T) {
+	t.Parallel()
+	f := setup(t, budget.Config{})
+	src := budget.Source{Name: "rt", Pace: budget.NoPace}
+	if err := f.b.SetSource(ctx(t), src); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.PauseSource(ctx(t), "rt", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.RemoveSource(ctx(t), "rt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.SetSource(ctx(t), src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Admit(ctx(t), budget.AdmitParams{Source: "rt", Kind: budget.KindHeadPoll}); err != nil {
+		t.Fatalf("a source added again after its removal: %v; want it unpaused", err)
+	}
+}

@@ -23,6 +23,7 @@ type resolved struct {
 	allowance int64
 	pace      time.Duration // 0: no pacing
 	every     time.Duration // head-poll interval; 0 when the allowance is 0
+	paused    bool          // by PauseSource
 }
 
 // resolve derives a source's figures:

@@ -145,6 +145,14 @@ func (b *Budget) RemoveSource(ctx context.Context, name string) error {
 			return false, fmt.Errorf("%w: %q", ErrConfiguredSource, name)
 		}
 		delete(o.Sources, name)
+		b.mu.Lock()
+		_, configured := b.baseSources[name]
+		b.mu.Unlock()
+		if !configured {
+			// The source is gone: a later source of that name starts
+			// unpaused.
+			delete(o.PausedSources, name)
+		}
 		return true, nil
 	})
 }
@@ -196,6 +204,44 @@ func (b *Budget) Pause(ctx context.Context, paused bool) error {
 
 // Paused reports whether background work is paused, as last read.
 func (b *Budget) Paused() bool { return b.snap.Load().paused }
+
+// PauseSource pauses (true) or resumes (false) the background work of one
+// source on every node that shares the store: while it is paused every
+// background admission naming the source fails with ErrPaused, and the
+// other sources go on. Foreground requests are still admitted. The pause
+// stays after a restart, and when the source's settings are replaced
+// (SetSource) or reset (ResetSource); it goes with the source when
+// RemoveSource removes a source added at run time. An unknown source fails
+// with ErrUnknownSource.
+func (b *Budget) PauseSource(ctx context.Context, name string, paused bool) error {
+	if err := ValidateSourceName(name); err != nil {
+		return err
+	}
+	return b.change(ctx, func(o *overrides, eff *snapshot) (bool, error) {
+		if _, ok := eff.sources[name]; !ok {
+			return false, fmt.Errorf("%w %q", ErrUnknownSource, name)
+		}
+		if o.PausedSources[name] == paused {
+			return false, nil
+		}
+		if !paused {
+			delete(o.PausedSources, name)
+			return true, nil
+		}
+		if o.PausedSources == nil {
+			o.PausedSources = map[string]bool{}
+		}
+		o.PausedSources[name] = true
+		return true, nil
+	})
+}
+
+// SourcePaused reports whether source is paused on its own (PauseSource),
+// as last read; false for an unknown source.
+func (b *Budget) SourcePaused(name string) bool {
+	r, ok := b.snap.Load().sources[name]
+	return ok && r.paused
+}
 
 // ReportLimit records the daily limit that source reports about itself (for
 // example from a Newznab caps answer), for every node: the last report

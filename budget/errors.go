@@ -14,7 +14,8 @@ var (
 	ErrExhausted = errors.New("budget: allowance exhausted")
 	// ErrPaced: the source was asked too recently; try again later.
 	ErrPaced = errors.New("budget: paced")
-	// ErrPaused: the owner paused all background work.
+	// ErrPaused: the owner paused all background work (Budget.Pause), or
+	// the source's (Budget.PauseSource).
 	ErrPaused = errors.New("budget: background work is paused")
 	// ErrDisabled: the allowance for this work is zero.
 	ErrDisabled = errors.New("budget: allowance is zero")

@@ -40,6 +40,9 @@ type SourceReport struct {
 	DailyLimit int64     `json:"daily_limit"`
 	LimitFrom  LimitFrom `json:"limit_from"`
 	Share      string    `json:"share"`
+	// Paused is true while the source's background work is paused on its
+	// own (Budget.PauseSource); Report.Paused pauses every source.
+	Paused bool `json:"paused"`
 	// Allowance, Used and Remaining are for everything the source's
 	// allowance pays (head polls, gap pages, searches).
 	Allowance int64 `json:"allowance"`
@@ -97,7 +100,7 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 		r := snap.sources[name]
 		agg := used[key{name, CounterSource}]
 		sr := SourceReport{
-			Name: name, DailyLimit: r.limit, LimitFrom: r.limitFrom, Share: r.Share.String(),
+			Name: name, DailyLimit: r.limit, LimitFrom: r.limitFrom, Share: r.Share.String(), Paused: r.paused,
 			Allowance: r.allowance, Used: agg.Used, Remaining: max(r.allowance-agg.Used, 0),
 			HeadPollReserve: headPollReserve(now, r.every),
 			PollInterval:    r.every, Pace: r.pace,

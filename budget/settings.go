@@ -63,6 +63,11 @@ type overrides struct {
 	Paused  *bool                      `json:"paused,omitempty"`
 	Limits  *Limits                    `json:"limits,omitempty"`
 	Sources map[string]*sourceOverride `json:"sources,omitempty"`
+	// PausedSources names the sources paused one by one (PauseSource).
+	// It lives beside Sources, not in a source's override, because a
+	// pause is the operator's, not part of a source's settings: replacing
+	// or resetting the settings keeps it.
+	PausedSources map[string]bool `json:"paused_sources,omitempty"`
 }
 
 // sourceOverride is one source's run-time settings.
@@ -149,6 +154,11 @@ func (b *Budget) effective(o overrides, gen int64) *snapshot {
 		}
 	}
 	snap := build(cfg, srcs, paused)
+	for n, p := range o.PausedSources {
+		if r, ok := snap.sources[n]; ok && p {
+			r.paused = true
+		}
+	}
 	snap.gen, snap.loaded = gen, true
 	return snap
 }

@@ -114,6 +114,24 @@ func testBudgetSettings(t *testing.T, newHarness NewFunc) {
 			t.Fatal(err)
 		}
 
+		// One source paused on A stops it on B and after a restart; the
+		// other source goes on.
+		if err := a.PauseSource(ctx(t), "rep", true); err != nil {
+			t.Fatal(err)
+		}
+		if err := poll(b, "rep"); !errors.Is(err, budget.ErrPaused) {
+			t.Fatalf("B after A paused the source: %v; want ErrPaused", err)
+		}
+		if e := newBudget(t, h.Open(t), cfg); !sourceReport(t, e, "rep").Paused {
+			t.Fatal("reopened after a source's pause: the source is not paused")
+		}
+		if err := a.PauseSource(ctx(t), "rep", false); err != nil {
+			t.Fatal(err)
+		}
+		if err := poll(b, "rep"); err != nil {
+			t.Fatalf("B after A resumed the source: %v", err)
+		}
+
 		// Removing the override on B restores the base on every node:
 		// allowance 10, 2 used.
 		if err := b.RemoveSource(ctx(t), "src"); err != nil {
