@@ -200,3 +200,39 @@ func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, pauseResponse{Paused: *req.Paused})
 	return nil
 }
+
+type sourcePauseResponse struct {
+	Name   string `json:"name"`
+	Paused bool   `json:"paused"`
+}
+
+// budgetPauseSource is POST /v1/budget/sources/{name}/pause: one source's
+// background work is paused or resumed on every node, the others go on.
+func (s *Server) budgetPauseSource(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	if err := budget.ValidateSourceName(name); err != nil {
+		return err
+	}
+	var req pauseRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Paused == nil {
+		return badRequest("paused", "paused is missing: true pauses the source's background work, false resumes it")
+	}
+	if err := s.cfg.Budget.Refresh(r.Context()); err != nil {
+		return failed("reading the budget settings", err)
+	}
+	was := s.cfg.Budget.SourcePaused(name)
+	if err := s.cfg.Budget.PauseSource(r.Context(), name, *req.Paused); err != nil {
+		if errors.Is(err, budget.ErrUnknownSource) {
+			return notFound("name", "no source of that name is configured")
+		}
+		return failed("storing a source's pause", err)
+	}
+	if was != *req.Paused {
+		s.log.Info("server: a budget source paused or resumed by the owner", "source", name, "paused", *req.Paused)
+	}
+	writeJSON(w, http.StatusOK, sourcePauseResponse{Name: name, Paused: *req.Paused})
+	return nil
+}

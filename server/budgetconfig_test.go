@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hostguard/hostguard/budget"
@@ -133,6 +134,12 @@ func TestBudgetLiveConfigurationBadInput(t *testing.T) {
 		{"pause as a string", "POST", "/v1/budget/pause", `{"paused":"yes"}`, 400, "paused"},
 		{"pause empty body", "POST", "/v1/budget/pause", ``, 400, ""},
 		{"remove unknown", "DELETE", "/v1/budget/sources/nowhere", nil, 404, "name"},
+		{"source pause without paused", "POST", "/v1/budget/sources/indexer/pause", `{}`, 400, "paused"},
+		{"source pause as a string", "POST", "/v1/budget/sources/indexer/pause", `{"paused":"yes"}`, 400, "paused"},
+		{"source pause unknown field", "POST", "/v1/budget/sources/indexer/pause", `{"paused":true,"all":true}`, 400, "all"},
+		{"source pause empty body", "POST", "/v1/budget/sources/indexer/pause", ``, 400, ""},
+		{"source pause unknown source", "POST", "/v1/budget/sources/nowhere/pause", `{"paused":true}`, 404, "name"},
+		{"source pause name with space", "POST", "/v1/budget/sources/%20indexer/pause", `{"paused":true}`, 400, "name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,8 +149,8 @@ func TestBudgetLiveConfigurationBadInput(t *testing.T) {
 	if after := f.s.cfg.Budget.Sources(); !reflect.DeepEqual(before, after) {
 		t.Fatalf("bad requests changed the sources:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if f.s.cfg.Budget.Paused() {
-		t.Fatal("a bad pause request paused the budget")
+	if f.s.cfg.Budget.Paused() || f.s.cfg.Budget.SourcePaused("indexer") {
+		t.Fatal("a bad pause request paused the budget or a source")
 	}
 	// The untouched source still admits.
 	if _, err := f.s.cfg.Budget.Admit(context.Background(), admitHeadPoll("indexer")); err != nil {
@@ -153,4 +160,60 @@ func TestBudgetLiveConfigurationBadInput(t *testing.T) {
 
 func admitHeadPoll(source string) budget.AdmitParams {
 	return budget.AdmitParams{Source: source, Kind: budget.KindHeadPoll}
+}
+
+// TestBudgetPauseSource pauses one source through the API: its background
+// admissions answer 503 "paused", another source's go on, the budget's
+// report says so, and the log names the source and who acted.
+func TestBudgetPauseSource(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	var v sourcePauseResponse
+	decodeInto(t, f.do("POST", "/v1/budget/sources/indexer/pause", map[string]any{"paused": true}), &v)
+	if v != (sourcePauseResponse{Name: "indexer", Paused: true}) {
+		t.Fatalf("pause answer %+v", v)
+	}
+	a := f.do("POST", "/v1/budget/admit", map[string]any{"source": "indexer", "kind": "head_poll"})
+	if a.status != http.StatusServiceUnavailable || !strings.Contains(string(a.body), `"reason":"paused"`) {
+		t.Fatalf("admission on the paused source: %d %s; want 503 paused", a.status, a.body)
+	}
+	var rep struct {
+		Paused  bool `json:"paused"`
+		Sources []struct {
+			Name   string `json:"name"`
+			Paused bool   `json:"paused"`
+		} `json:"sources"`
+	}
+	decodeInto(t, f.do("GET", "/v1/budget", nil), &rep)
+	paused := map[string]bool{}
+	for _, s := range rep.Sources {
+		paused[s.Name] = s.Paused
+	}
+	if rep.Paused || !paused["indexer"] || len(paused) < 2 {
+		t.Fatalf("report after pausing indexer: %+v", rep)
+	}
+	for n, p := range paused {
+		if n != "indexer" && p {
+			t.Fatalf("source %q shows as paused", n)
+		}
+		if n != "indexer" {
+			if _, err := f.s.cfg.Budget.Admit(context.Background(), admitHeadPoll(n)); err != nil {
+				t.Fatalf("source %q while indexer is paused: %v", n, err)
+			}
+		}
+	}
+	decodeInto(t, f.do("POST", "/v1/budget/sources/indexer/pause", map[string]any{"paused": false}), &v)
+	if v.Paused {
+		t.Fatalf("resume answer %+v", v)
+	}
+	if _, err := f.s.cfg.Budget.Admit(context.Background(), admitHeadPoll("indexer")); err != nil {
+		t.Fatalf("indexer after resuming: %v", err)
+	}
+	logs := f.logs.String()
+	for _, want := range []string{`route="POST /v1/budget/sources/{name}/pause" by="no token" status=200 name=indexer`,
+		`source=indexer paused=true`, `source=indexer paused=false`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
 }

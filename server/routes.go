@@ -90,6 +90,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "PUT /v1/budget/sources/{name}", h: s.budgetSetSource, needs: bud},
 		{pattern: "DELETE /v1/budget/sources/{name}", h: s.budgetRemoveSource, needs: bud},
 		{pattern: "POST /v1/budget/sources/{name}/reset", h: s.budgetResetSource, needs: bud},
+		{pattern: "POST /v1/budget/sources/{name}/pause", h: s.budgetPauseSource, needs: bud, action: true},
 		{pattern: "POST /v1/budget/pause", h: s.budgetPause, needs: bud, action: true},
 
 		{pattern: "GET /v1/leader", h: s.leaderGet},

@@ -85,6 +85,8 @@ var badInputs = []struct{ method, path, body string }{
 	{"POST", "/v1/items", `{"items":[{"id":"x"}]} trailing`},
 	{"POST", "/v1/budget/pause", `{"paused":"yes"}`},
 	{"POST", "/v1/budget/pause", `{"Paused":true}`},
+	{"POST", "/v1/budget/sources/idx/pause", `{"paused":1}`},
+	{"POST", "/v1/budget/sources/idx/pause", `{"paused":true,"paused":false}`},
 }
 
 func TestBadInputTable(t *testing.T) {

@@ -31,6 +31,7 @@ type budgetReportJSON struct {
 		DailyLimit int64  `json:"daily_limit"`
 		LimitFrom  string `json:"limit_from"`
 		Share      string `json:"share"`
+		Paused     bool   `json:"paused"`
 		Allowance  int64  `json:"allowance"`
 		Used       int64  `json:"used"`
 		Remaining  int64  `json:"remaining"`
@@ -58,7 +59,7 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 			return budgetResetSource(args[1:], stdout, stderr)
 		}
 	}
-	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work; set-source and remove-source change the sources while the daemon runs; reset-source returns a configured source to its configured settings. Changes made this way are stored: they apply to every node sharing the store and outlive restarts, until removed.", stdout, stderr)
+	cmd := newDaemonCommand("budget", "", "Shows today's usage against the budget's allowances. Subcommands (each with --help): admit and settle work; pause and resume all background work, or one source's (--source); set-source and remove-source change the sources while the daemon runs; reset-source returns a configured source to its configured settings. Changes made this way are stored: they apply to every node sharing the store and outlive restarts, until removed.", stdout, stderr)
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
@@ -79,9 +80,9 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 		rows := [][]string{}
 		for _, s := range rep.Sources {
 			rows = append(rows, []string{s.Name, itoa(s.Used), itoa(s.Allowance), itoa(s.Remaining),
-				itoa(s.DailyLimit) + " (" + s.LimitFrom + ")", s.Share, strconv.FormatBool(s.Exhausted)})
+				itoa(s.DailyLimit) + " (" + s.LimitFrom + ")", s.Share, strconv.FormatBool(s.Exhausted), strconv.FormatBool(s.Paused)})
 		}
-		table(stdout, "no budget sources", []string{"SOURCE", "USED", "ALLOWANCE", "REMAINING", "DAILY LIMIT", "SHARE", "EXHAUSTED"}, rows)
+		table(stdout, "no budget sources", []string{"SOURCE", "USED", "ALLOWANCE", "REMAINING", "DAILY LIMIT", "SHARE", "EXHAUSTED", "PAUSED"}, rows)
 		fmt.Fprintln(stdout)
 	}
 	rows := [][]string{}
@@ -155,25 +156,30 @@ func budgetSettle(args []string, stdout, stderr io.Writer) int {
 }
 
 func budgetPause(args []string, paused bool, stdout, stderr io.Writer) int {
-	name, what := "budget resume", "Resumes background work paused by 'hostguard budget pause'."
+	name, what := "budget resume", "Resumes background work paused by 'hostguard budget pause': all of it, or with --source one source's."
 	if paused {
-		name, what = "budget pause", "Pauses all background work on every node sharing the daemon's store, also after restarts: every background admission is refused until 'hostguard budget resume'. Foreground requests still pass."
+		name, what = "budget pause", "Pauses all background work on every node sharing the daemon's store, also after restarts: every background admission is refused until 'hostguard budget resume'. With --source, only the work of that source is paused, and the other sources go on. Foreground requests still pass."
 	}
 	cmd := newDaemonCommand(name, "", what, stdout, stderr)
+	source := cmd.fs.String("source", "", "pause or resume this source only")
 	pos, code, ok := cmd.parse(args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
-		return cmd.usageError("takes no arguments")
+		return cmd.usageError("takes no arguments (a source is named with --source)")
 	}
-	if code, done := cmd.fetch("POST", "/v1/budget/pause", nil, map[string]any{"paused": paused}, nil); done {
+	path, whose := "/v1/budget/pause", "background work"
+	if *source != "" {
+		path, whose = "/v1/budget/sources/"+url.PathEscape(*source)+"/pause", "background work of "+*source
+	}
+	if code, done := cmd.fetch("POST", path, nil, map[string]any{"paused": paused}, nil); done {
 		return code
 	}
 	if paused {
-		fmt.Fprintln(stdout, "background work paused")
+		fmt.Fprintln(stdout, whose, "paused")
 	} else {
-		fmt.Fprintln(stdout, "background work resumed")
+		fmt.Fprintln(stdout, whose, "resumed")
 	}
 	return ExitOK
 }

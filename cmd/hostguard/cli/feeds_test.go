@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,11 +72,31 @@ func TestCLIFeedsAndBudgetControls(t *testing.T) {
 	if code, _, errs := run(append([]string{"budget", "admit", "--kind", "validation"}, a...)...); code != ExitRefused || !strings.Contains(errs, "paused") {
 		t.Fatalf("admission while paused: exit %d, %q", code, errs)
 	}
-	if out := mustRun(t, append([]string{"budget"}, a...)...); !strings.Contains(out, "PAUSED") {
+	if out := mustRun(t, append([]string{"budget"}, a...)...); !strings.Contains(out, "(background work PAUSED)") {
 		t.Fatalf("budget report while paused:\n%s", out)
 	}
 	mustRun(t, append([]string{"budget", "resume"}, a...)...)
 	mustRun(t, append([]string{"budget", "admit", "--kind", "validation"}, a...)...)
+	// One source paused: its work is refused, the report's PAUSED column
+	// says so, and work naming no source goes on.
+	if out := mustRun(t, append([]string{"budget", "pause", "--source", "idx"}, a...)...); out != "background work of idx paused\n" {
+		t.Fatalf("pause --source: %q", out)
+	}
+	if code, _, errs := run(append([]string{"budget", "admit", "--kind", "search", "--source", "idx"}, a...)...); code != ExitRefused || !strings.Contains(errs, "paused") {
+		t.Fatalf("admission for a paused source: exit %d, %q", code, errs)
+	}
+	mustRun(t, append([]string{"budget", "admit", "--kind", "validation"}, a...)...)
+	out = mustRun(t, append([]string{"budget"}, a...)...)
+	if !regexp.MustCompile(`(?m)^SOURCE .* EXHAUSTED +PAUSED$`).MatchString(out) || !regexp.MustCompile(`(?m)^idx .* true$`).MatchString(out) ||
+		strings.Contains(out, "(background work PAUSED)") {
+		t.Fatalf("budget report with idx paused:\n%s", out)
+	}
+	if out := mustRun(t, append([]string{"budget", "resume", "--source", "idx"}, a...)...); out != "background work of idx resumed\n" {
+		t.Fatalf("resume --source: %q", out)
+	}
+	if code, _, errs := run(append([]string{"budget", "pause", "--source", "nowhere"}, a...)...); code != ExitRefused || !strings.Contains(errs, "no source") {
+		t.Fatalf("pausing an unknown source: exit %d, %q", code, errs)
+	}
 	if out := mustRun(t, append([]string{"budget", "remove-source", "extra"}, a...)...); out != "removed source extra\n" {
 		t.Fatalf("remove-source: %q", out)
 	}
