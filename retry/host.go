@@ -114,18 +114,22 @@ type WakeResult struct {
 // WakeHost is told that host answered again. Every item of that host
 // (NewItem.Host, Outcome.Host) that is scheduled after a failure of a
 // host-level class (IsHostClass) and not due within Config.WakeJitter
-// becomes due within it: at now plus a uniform share of the jitter, drawn
-// per item, so that a host that had thousands of items parked is not hit
-// by all of them at once. Nothing else about the items changes: their
-// failures in a row, history and class stay, so the next failure still
-// takes the next step of the ladder. Items waiting out any other class,
-// items of other hosts, and pending, leased and done items are left alone.
+// becomes due within it: at a random point between now and now plus the
+// jitter, drawn per item, so that a host that had thousands of items
+// parked is not hit by all of them at once. Nothing else about the items
+// changes: their failures in a row, history and class stay, so the next
+// failure still takes the next step of the ladder. Items waiting out any
+// other class, items of other hosts, and pending, leased and done items
+// are left alone.
 //
-// The store does it in one statement served by an index over items with a
-// host, then wakes waiting claims as any other write does (on every node,
-// on PostgreSQL). Calling it again for the same recovery finds nothing to
-// do: the items it woke are due within the jitter already. A host that is
-// not a valid host name is an *InputError and changes nothing.
+// The store finds the items through an index over items with a host, then
+// wakes waiting claims as any other write does (on every node, on
+// PostgreSQL): on PostgreSQL in one statement; on SQLite, whose one writer
+// every claim needs too, in short transactions of a few hundred items
+// each, so that claims go on during a large wake. Calling it again for
+// the same recovery finds nothing to do: the items it woke are due within
+// the jitter already. A host that is not a valid host name is an
+// *InputError and changes nothing.
 func (s *Scheduler) WakeHost(ctx context.Context, host string) (WakeResult, error) {
 	h, err := NormalizeHost(host)
 	if err != nil {

@@ -63,15 +63,20 @@ type Store interface {
 	// RetryDue counts pending and scheduled items by next_at (see
 	// StoreDueParams), from one snapshot.
 	RetryDue(ctx context.Context, p StoreDueParams) (StoreDueResult, error)
-	// RetryWakeHost makes the parked items of p.Host due soon, in one
-	// statement over the items: every item with Host p.Host, State
-	// Scheduled, not ready, LastClass among p.Classes and NextAt after
-	// p.Now+p.Spread gets NextAt p.Now plus a uniform draw from [0,
-	// p.Spread], whole microseconds, drawn per item, and UpdatedAt p.Now;
-	// nothing else of it changes. In the same transaction it adds one
-	// event and the items it moved to the store's wake counters (with
-	// p.Now as their time) when it moved any. After the commit it wakes
-	// waiting claims as RetryWake says, if it moved any.
+	// RetryWakeHost makes the parked items of p.Host due soon: every item
+	// with Host p.Host, State Scheduled, not ready, LastClass among
+	// p.Classes and NextAt after p.Now+p.Spread gets a NextAt within
+	// [p.Now, p.Now+p.Spread], whole microseconds, drawn per item (uniform
+	// over the spread, or over an even share of it for each group of
+	// items the store moves together), and UpdatedAt p.Now; nothing else
+	// of it changes. It adds one event and the items it moved to the
+	// store's wake counters (with p.Now as their time) when it moved any,
+	// in the transaction that moves the items, or, when the store moves
+	// them in several, the event with the first. After each commit it
+	// wakes waiting claims as RetryWake says, if it moved any. A store
+	// that moves the items in several transactions and fails part way
+	// returns the items moved so far with its error; calling it again
+	// moves the rest.
 	RetryWakeHost(ctx context.Context, p StoreWakeHostParams) (StoreWakeHostResult, error)
 }
 

@@ -156,6 +156,21 @@ func (c *checkpointer) set(m *atomic.Bool, v bool) {
 	}
 }
 
+// passive runs a PASSIVE checkpoint now, on the checkpointer's connection
+// (after the turn in progress, if any), and returns when it is done. A
+// writer of many transactions in a row calls it every few megabytes, so
+// that the next of its transactions finds the WAL copied back and starts
+// it over, rather than growing it past the bound, where every writer
+// would wait for a TRUNCATE checkpoint. An error leaves that to the
+// bound, as it would without the call.
+func (c *checkpointer) passive(ctx context.Context) {
+	if c == nil {
+		return
+	}
+	var busy, frames, copied int64
+	_ = c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+}
+
 // walLookEvery spaces out the writers' looks at the WAL's size, a stat
 // each: often enough that a burst of writes cannot run far past the bound
 // between two looks.

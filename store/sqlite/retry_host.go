@@ -10,59 +10,143 @@ import (
 	"github.com/hostguard/hostguard/retry"
 )
 
-// retryWakeHostSQL is the wake of one host's parked items (see
-// retry.Store.RetryWakeHost), through retry_items_host: ?1 now, ?2 the
-// spread in microseconds, ?3 the host, ?4 the classes as a JSON array.
-// random() % (spread+1) is within ±spread; its absolute value is the draw.
-const retryWakeHostSQL = `UPDATE retry_items SET next_at = ?1 + abs(random() % (?2 + 1)), updated_at = ?1
-	WHERE host = ?3 AND state = 1 AND ready = 0 AND next_at > ?1 + ?2
-		AND last_class IN (SELECT value FROM json_each(?4))`
+// retryWakeChunkSQL wakes one chunk of one host's parked items of one
+// class (see retry.Store.RetryWakeHost), through retry_items_host, whose
+// entries for a host and a class are in rowid order: ?1 now, ?2 the
+// spread in microseconds, ?3 the host, ?4 the class, ?5 the last rowid the
+// wake passed, ?6 the chunk's size, ?7 the start of the chunk's share of
+// the spread and ?8 its width, both in microseconds. Each item is due at a
+// random point of its chunk's share: random() % (width+1) is within
+// ±width; its absolute value is the draw. The items it wakes stay in the
+// index (they are still scheduled and not ready), so the rowid, not
+// next_at, carries the wake past them.
+const retryWakeChunkSQL = `UPDATE retry_items SET next_at = ?7 + abs(random() % (?8 + 1)), updated_at = ?1
+	WHERE rid IN (SELECT rid FROM retry_items
+		WHERE host = ?3 AND state = 1 AND ready = 0 AND last_class = ?4 AND rid > ?5 AND next_at > ?1 + ?2
+		ORDER BY rid LIMIT ?6)
+	RETURNING rid`
 
-// retryWakeAnySQL says, on the read pool, whether retryWakeHostSQL would
-// move anything: most hosts that answer have nothing parked, and a wake
-// that finds nothing need not queue for the one writer.
+// retryWakeAnySQL reads, on the read pool, whether a wake would move
+// anything, and how many items of the host wait out one of the classes
+// (from the index alone, counting those due within the spread already):
+// most hosts that answer have nothing parked, and a wake that finds
+// nothing need not queue for the one writer; the count divides the
+// spread among the chunks.
 const retryWakeAnySQL = `SELECT EXISTS (SELECT 1 FROM retry_items
-	WHERE host = ?3 AND state = 1 AND ready = 0 AND next_at > ?1 + ?2
-		AND last_class IN (SELECT value FROM json_each(?4)))`
+		WHERE host = ?3 AND state = 1 AND ready = 0 AND next_at > ?1 + ?2
+			AND last_class IN (SELECT value FROM json_each(?4))),
+	(SELECT count(*) FROM retry_items
+		WHERE host = ?3 AND state = 1 AND ready = 0 AND last_class IN (SELECT value FROM json_each(?4)))`
 
-const retryHostWakesSQL = `UPDATE retry_host_wakes SET events = events + 1, n = n + ?1, last_at = ?2 WHERE one = 0`
+const retryHostWakesSQL = `UPDATE retry_host_wakes SET events = events + ?1, n = n + ?2, last_at = ?3 WHERE one = 0`
 
-// RetryWakeHost implements retry.Store in one write transaction: the
-// wake's one statement over the items, and the counter, when a read
-// first finds anything to wake.
+// retryWakeChunk is how many items one transaction of a wake moves.
+// SQLite has one writer and a claim is a write: a claim that arrives
+// during a wake waits for the chunk in progress, a few milliseconds, not
+// for the whole wake (100 000 items took over a second in one
+// transaction, and every claim meanwhile waited for all of it).
+//
+// The chunks share the spread in the order they run, each its own slice
+// of it, so that the items of one chunk land next to each other in
+// retry_items_wake, the index on next_at: with a draw from the whole
+// spread per item, each chunk of 256 wrote a few hundred scattered pages
+// of that index, and the chunked wake took three times as long as the
+// single transaction.
+const retryWakeChunk = 256
+
+// retryWakeCheckpointEvery is how many chunks of a wake run between its
+// own checkpoints (see checkpointer.passive): 64 chunks wrote about 5 MB
+// of WAL, a third of its bound. Without them a wake of 100 000 items grew
+// the WAL past the bound at least once, and the TRUNCATE checkpoint that
+// followed held every claim for tens of milliseconds: that, not the
+// chunks, was a claim's p99 during a wake.
+const retryWakeCheckpointEvery = 128
+
+// RetryWakeHost implements retry.Store in chunks of retryWakeChunk items,
+// one write transaction each with its share of the counter, when a read
+// first finds anything to wake. The event is counted once, by its first
+// chunk that moves anything. A wake that fails part way leaves the chunks
+// it committed woken; calling it again wakes the rest, since woken items
+// are due within the spread and no wake moves them.
 func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) (retry.StoreWakeHostResult, error) {
-	st, err := s.stmts(ctx, retryWakeHostSQL, retryHostWakesSQL)
+	st, err := s.stmts(ctx, retryWakeChunkSQL, retryHostWakesSQL)
 	if err != nil {
 		return retry.StoreWakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
 	}
 	classes, _ := json.Marshal(q.Classes)
-	now := micros(q.Now)
+	now, spread := micros(q.Now), q.Spread.Microseconds()
 	var found bool
-	if err := s.r.QueryRowContext(ctx, retryWakeAnySQL, now, q.Spread.Microseconds(), q.Host, string(classes)).Scan(&found); err != nil {
+	var parked int64
+	if err := s.r.QueryRowContext(ctx, retryWakeAnySQL, now, spread, q.Host, string(classes)).Scan(&found, &parked); err != nil {
 		return retry.StoreWakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
 	}
 	if !found {
 		return retry.StoreWakeHostResult{}, nil
 	}
-	var woken int64
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.StmtContext(ctx, st[0]).ExecContext(ctx, now, q.Spread.Microseconds(), q.Host, string(classes))
-		if err != nil {
-			return err
+	var woken, chunks int64
+	for _, class := range q.Classes {
+		for after := int64(0); ; {
+			var n int64
+			err := s.tx(ctx, func(tx *sql.Tx) error {
+				n = 0
+				lo, hi := share(now, spread, woken, parked), share(now, spread, woken+retryWakeChunk, parked)
+				rows, err := tx.StmtContext(ctx, st[0]).QueryContext(ctx, now, spread, q.Host, class, after, retryWakeChunk, lo, hi-lo)
+				if err != nil {
+					return err
+				}
+				last := after
+				for rows.Next() {
+					var rid int64
+					if err := rows.Scan(&rid); err != nil {
+						rows.Close()
+						return err
+					}
+					n++
+					last = max(last, rid)
+				}
+				if err := rows.Close(); err != nil || n == 0 {
+					return err
+				}
+				after = last
+				events := 0
+				if woken == 0 {
+					events = 1
+				}
+				_, err = tx.StmtContext(ctx, st[1]).ExecContext(ctx, events, n, now)
+				return err
+			})
+			if err != nil {
+				if woken > 0 {
+					s.retrySignal().Fire()
+				}
+				return retry.StoreWakeHostResult{Woken: int(woken)}, fmt.Errorf("sqlite: retry wake host: %w", err)
+			}
+			if n == 0 {
+				break
+			}
+			woken += n
+			if chunks++; chunks%retryWakeCheckpointEvery == 0 {
+				s.ckpt.passive(ctx)
+			}
+			// Claims waiting for the next due item hear of each chunk:
+			// one of its items may be due before any they know of.
+			s.retrySignal().Fire()
+			if n < retryWakeChunk {
+				break
+			}
 		}
-		if woken, err = r.RowsAffected(); err != nil || woken == 0 {
-			return err
-		}
-		_, err = tx.StmtContext(ctx, st[1]).ExecContext(ctx, woken, now)
-		return err
-	})
-	if err != nil {
-		return retry.StoreWakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
-	}
-	if woken > 0 {
-		s.retrySignal().Fire()
 	}
 	return retry.StoreWakeHostResult{Woken: int(woken)}, nil
+}
+
+// share is the point of the spread after the first done of total items,
+// in microseconds from the epoch: the spread divided evenly, never past
+// its end (the total is counted before the wake and may grow meanwhile).
+func share(now, spread, done, total int64) int64 {
+	if done >= total || total == 0 {
+		return now + spread
+	}
+	return now + int64(float64(spread)*float64(done)/float64(total))
 }
 
 // RetryWakeHostPlan returns SQLite's query plans (EXPLAIN QUERY PLAN) for
@@ -70,9 +154,12 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) 
 // running them: the conformance case pins them to retry_items_host.
 func (s *Store) RetryWakeHostPlan(ctx context.Context, q retry.StoreWakeHostParams) (string, error) {
 	classes, _ := json.Marshal(q.Classes)
-	args := []any{micros(q.Now), q.Spread.Microseconds(), q.Host, string(classes)}
 	var b strings.Builder
-	for _, query := range []string{retryWakeAnySQL, retryWakeHostSQL} {
+	for _, query := range []string{retryWakeAnySQL, retryWakeChunkSQL} {
+		args := []any{micros(q.Now), q.Spread.Microseconds(), q.Host, string(classes)}
+		if query == retryWakeChunkSQL {
+			args = []any{micros(q.Now), q.Spread.Microseconds(), q.Host, q.Classes[0], 0, retryWakeChunk, micros(q.Now), q.Spread.Microseconds()}
+		}
 		p, err := s.plan(ctx, query, args)
 		if err != nil {
 			return "", err

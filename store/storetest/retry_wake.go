@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,5 +74,122 @@ func testRetryWakes(t *testing.T, newHarness NewFunc) {
 				t.Errorf("%s did not wake waiting claims", step.what)
 			}
 		}
+	}
+}
+
+// testRetryWakeMany wakes more items of one host than one chunk of the
+// SQLite store holds, in two classes, beside items of the host waiting
+// out another class: every parked item is woken once, within the spread
+// and across it, the event is counted once with all its items, and a
+// second wake finds nothing.
+func testRetryWakeMany(t *testing.T, newHarness NewFunc) {
+	t.Parallel()
+	const spread = time.Minute
+	const timeouts, refusals, other = 600, 150, 40
+	e := newRetryEnv(t, newHarness, retry.Config{Jitter: -1, WakeJitter: spread})
+	s := e.s
+	batch := make([]retry.NewItem, 0, timeouts+refusals+other)
+	for i := range cap(batch) {
+		batch = append(batch, retry.NewItem{ID: fmt.Sprintf("many%05d", i), Host: "many.example"})
+	}
+	for len(batch) > 0 {
+		n := min(len(batch), retry.MaxAdd)
+		mustAdd(t, s, batch[:n]...)
+		batch = batch[n:]
+	}
+	classOf := func(id string) string {
+		var i int
+		fmt.Sscanf(id, "many%05d", &i)
+		switch {
+		case i < timeouts:
+			return "timeout"
+		case i < timeouts+refusals:
+			return "refused"
+		}
+		return "no_peers"
+	}
+	for {
+		ls := mustClaim(t, s, retry.MaxClaim, time.Minute)
+		if len(ls) == 0 {
+			break
+		}
+		out := make([]retry.Outcome, len(ls))
+		for i, l := range ls {
+			out[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpFail, Class: classOf(l.ID)}
+		}
+		errs, err := s.Settle(ctx(t), out)
+		if err != nil || errors.Join(errs...) != nil {
+			t.Fatalf("settle: %v %v", err, errors.Join(errs...))
+		}
+	}
+	before, err := s.Stats(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := e.clock.Now()
+	res, err := s.WakeHost(ctx(t), "many.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Woken != timeouts+refusals {
+		t.Fatalf("the wake moved %d items; want %d", res.Woken, timeouts+refusals)
+	}
+	after, err := s.Stats(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after.HostWakes - before.HostWakes; d != 1 {
+		t.Errorf("the wake counted %d events; want 1", d)
+	}
+	if d := after.HostWoken - before.HostWoken; d != timeouts+refusals {
+		t.Errorf("the wake counted %d items; want %d", d, timeouts+refusals)
+	}
+	if !after.HostWokenAt.Equal(now) {
+		t.Errorf("HostWokenAt = %v; want %v", after.HostWokenAt, now)
+	}
+	due := map[string]time.Time{}
+	for page := (retry.ListPage{Next: ""}); ; {
+		var err error
+		page, err = s.List(ctx(t), retry.ListParams{After: page.Next, Limit: retry.MaxListLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			due[it.ID] = it.NextAt
+		}
+		if page.Next == "" {
+			break
+		}
+	}
+	var first, last time.Time
+	for id, at := range due {
+		if classOf(id) == "no_peers" {
+			if !at.After(now.Add(spread)) {
+				t.Errorf("%s, waiting out no_peers, is due at %v: the wake moved it", id, at)
+			}
+			continue
+		}
+		if at.Before(now) || at.After(now.Add(spread)) {
+			t.Errorf("%s is due at %v; want within [%v, %v]", id, at, now, now.Add(spread))
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	if len(due) != timeouts+refusals+other {
+		t.Fatalf("listed %d items; want %d", len(due), timeouts+refusals+other)
+	}
+	if last.Sub(first) < spread/2 {
+		t.Errorf("the woken items are due from %v to %v: not spread over the %v", first, last, spread)
+	}
+	if it := mustGet(t, s, "many00000"); it.Failures != 1 {
+		t.Errorf("a woken item has %d failures in a row; want 1 (its ladder position kept)", it.Failures)
+	}
+	again, err := s.WakeHost(ctx(t), "many.example")
+	if err != nil || again.Woken != 0 {
+		t.Errorf("a second wake for the same recovery = %+v, %v; want nothing moved", again, err)
 	}
 }

@@ -45,6 +45,7 @@ func Run(t *testing.T, newHarness NewFunc) {
 	t.Run("retry wakes", func(t *testing.T) { testRetryWakes(t, newHarness) })
 	t.Run("retry list", func(t *testing.T) { testRetryList(t, newHarness) })
 	t.Run("retry host wake", func(t *testing.T) { testRetryHost(t, newHarness) })
+	t.Run("retry host wake, many items", func(t *testing.T) { testRetryWakeMany(t, newHarness) })
 	t.Run("retry host wake plan", func(t *testing.T) { testRetryHostPlan(t, newHarness) })
 	t.Run("budget", func(t *testing.T) { testBudget(t, newHarness) })
 	t.Run("budget settings", func(t *testing.T) { testBudgetSettings(t, newHarness) })
