@@ -80,8 +80,11 @@
 //     is published only while some other endpoint answered within the last
 //     30 s, so a node whose own network is down keeps its verdicts to
 //     itself. A remote opening is adopted only if this guard has not seen
-//     the host answer since the first failure behind it, and it ends at its
-//     own until. With a Sharer that is also a Claimer, the end of an open
+//     the host answer since the request behind its first failure was sent
+//     (a timeout is dated from its request: see Ticket.Failed), and it
+//     ends at its own until. A sharing guard keeps answer times, and
+//     drops its own failures whose request went out before the host's
+//     latest answer. With a Sharer that is also a Claimer, the end of an open
 //     period waits for the cluster's lease: the holder runs the trial or
 //     probe, and the others fail fast with RetryAfter 0 until its result
 //     arrives or the lease expires.

@@ -58,7 +58,7 @@ type endpoint struct {
 	epoch     uint64        // how many times Reset was called
 	resetSeq  uint64        // last admission before the last Reset or ResetAll: its reports count for nothing
 	boundary  uint64        // last admission at the time of the last counted failure
-	streak    []time.Time   // times of the counted failures that may still trip, while closed
+	streak    []strike      // the counted failures that may still trip, while closed
 	fails     int           // counted failures since the record last cleared
 	last      failure.Class // class of the last counted failure
 	lastAt    time.Time
@@ -227,17 +227,25 @@ func (tr *transitions) add(ep *endpoint, to State) {
 	ep.shown = to
 }
 
-// countInStreak adds a counted failure at now to the streak, first dropping
-// failures more than window before now, so the streak holds only failures
-// that lie within one inclusive window. Call with mu held.
-func (ep *endpoint) countInStreak(now time.Time, window time.Duration) {
+// strike is one counted failure of a streak: when it was reported, which
+// the window judges, and when its request was sent, which dates its
+// evidence for other guards (Transition.Since).
+type strike struct {
+	at, sent time.Time
+}
+
+// countInStreak adds a counted failure at now, of a request sent at sent,
+// to the streak, first dropping failures more than window before now, so
+// the streak holds only failures that lie within one inclusive window.
+// Call with mu held.
+func (ep *endpoint) countInStreak(now, sent time.Time, window time.Duration) {
 	kept := ep.streak[:0]
-	for _, at := range ep.streak {
-		if now.Sub(at) <= window {
-			kept = append(kept, at)
+	for _, s := range ep.streak {
+		if now.Sub(s.at) <= window {
+			kept = append(kept, s)
 		}
 	}
-	ep.streak = append(kept, now)
+	ep.streak = append(kept, strike{at: now, sent: sent})
 	ep.fails = len(ep.streak)
 	ep.flags.Or(fEvidence)
 }

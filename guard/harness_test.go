@@ -155,7 +155,8 @@ const defaultURL = "http://a.test/"
 //	answer, release   ticket operations; want is unused
 //	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
-//	                  canceled, peer-reset, policy, other (default refused)
+//	                  canceled, peer-reset, policy, other (default refused),
+//	                  or timeout-after-<d>, a timeout owed for d (sent d ago)
 //	reset             Reset(url)
 //	reset-all         ResetAll()
 //	state             want is the State string
@@ -316,7 +317,23 @@ func (b *bed) checkAcquire(where string, tk *guard.Ticket, err error, want strin
 	}
 }
 
+// owedTimeout is a timeout that says how long the endpoint owed its
+// answer, as the transport's header timeout does.
+type owedTimeout struct{ owed time.Duration }
+
+func (e owedTimeout) Error() string                 { return "no response headers within " + e.owed.String() }
+func (e owedTimeout) Timeout() bool                 { return true }
+func (e owedTimeout) Unwrap() error                 { return context.DeadlineExceeded }
+func (e owedTimeout) OwedFor() (owed time.Duration) { return e.owed }
+
 func namedErr(t *testing.T, name string) error {
+	if d, ok := strings.CutPrefix(name, "timeout-after-"); ok {
+		owed, err := time.ParseDuration(d)
+		if err != nil {
+			t.Fatalf("error name %q: %v", name, err)
+		}
+		return owedTimeout{owed}
+	}
 	switch name {
 	case "", "refused":
 		return errRefused

@@ -53,6 +53,21 @@ func (e *WaitError) Timeout() bool { return true }
 
 func (e *WaitError) Unwrap() error { return e.Err }
 
+// OwedFor returns Owed: the failure's evidence dates from that long before
+// it was reported (see Ticket.Failed).
+func (e *WaitError) OwedFor() time.Duration { return e.Owed }
+
+// owedFor returns how long the endpoint had owed its answer when the
+// request that failed with err ended, as the first error in the chain with
+// an OwedFor method says; 0 when none does.
+func owedFor(err error) time.Duration {
+	var o interface{ OwedFor() time.Duration }
+	if errors.As(err, &o) {
+		return max(o.OwedFor(), 0)
+	}
+	return 0
+}
+
 // AnsweredAfter is Answered for a caller that measured how long the
 // endpoint took to answer: connecting and waiting for headers, without
 // the time spent sending the request body. The guard keeps a cheap

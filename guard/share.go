@@ -40,8 +40,10 @@ type Transition struct {
 	Endpoint string // the key; empty for ChangeResetAll
 	Change   Change
 	At       time.Time // when it happened, by the clock of the guard it happened in
-	// ChangeOpened only: the end of the open period, and the time of the
-	// first counted failure behind the opening.
+	// ChangeOpened only: the end of the open period, and when the
+	// request behind the first counted failure of the opening was sent
+	// (its failure's time less what the endpoint owed, for a timeout; see
+	// Ticket.Failed).
 	Until time.Time
 	Since time.Time
 }
@@ -140,6 +142,15 @@ func (g *Guard) noteAnswer(ep *endpoint) {
 	if c := g.coarse.Load() + 1; ep.answeredAt.Load() < c {
 		ep.answeredAt.Store(c)
 	}
+}
+
+// answeredSince reports whether ep is known to have answered after sent:
+// its last answer's coarse reading, a lower bound of the answer's time, is
+// later. Only a sharing guard keeps answer times; without one nothing is
+// known and it reports false. Call with ep.mu held.
+func (g *Guard) answeredSince(ep *endpoint, sent time.Time) bool {
+	a := ep.answeredAt.Load()
+	return a != 0 && a-1 > g.since(sent)
 }
 
 // networkWorks reports whether some endpoint other than self answered

@@ -146,6 +146,43 @@ func TestSharingRules(t *testing.T) {
 			{"B", step{at: 2 * s, do: "acquire", tk: "b2", want: "ok"}},
 			{"C", step{at: 2 * s, do: "state", want: "open"}},
 		}),
+		// A timeout is news about when its request was sent: B heard
+		// the host answer after A's first request went out, though
+		// before it timed out, so B does not adopt the opening. Dated
+		// when reported (Since 30s), B's answer at 20s would be older
+		// and B would refuse a host it saw answering.
+		"a timeout's evidence dates from when its request was sent": cat([]crow{
+			{"A", step{at: 0, do: "acquire", tk: "a1"}},
+			{"B", step{at: 20 * s, do: "acquire", tk: "b"}}, {"B", step{at: 20 * s, do: "answer", tk: "b"}},
+			{"A", step{at: 30 * s, do: "fail", tk: "a1", want: "timeout-after-30s"}},
+			{"A", step{at: 31 * s, do: "acquire", tk: "a2"}},
+		}, network("A", 50*s), []crow{
+			{"A", step{at: 61 * s, do: "fail", tk: "a2", want: "timeout-after-30s"}},
+			{"", step{at: 61 * s, do: "published", want: "A opened until 1m31s"}},
+			{"A", step{at: 61 * s, do: "state", want: "open"}},
+			{"B", step{at: 61 * s, do: "acquire", tk: "b2", want: "ok"}},
+			{"C", step{at: 61 * s, do: "state", want: "open"}},
+		}),
+		// The epoch rule by time: a guard that keeps answer times drops
+		// a failure whose request went out before the host's latest
+		// answer, so requests sent before a recovery cannot re-open the
+		// host after it was seen answering.
+		"a failure sent before the latest answer does not count": cat([]crow{
+			{"A", step{at: 0, do: "acquire", tk: "a1"}},
+			{"A", step{at: 0, do: "acquire", tk: "a2"}},
+			{"A", step{at: 20 * s, do: "acquire", tk: "ok"}}, {"A", step{at: 20 * s, do: "answer", tk: "ok"}},
+		}, network("A", 25*s), []crow{
+			{"A", step{at: 30 * s, do: "fail", tk: "a1", want: "timeout-after-30s"}},
+			{"A", step{at: 30 * s, do: "acquire", tk: "a3"}},
+			{"A", step{at: 31 * s, do: "fail", tk: "a2", want: "timeout-after-31s"}},
+			{"A", step{at: 31 * s, do: "fail", tk: "a3", want: "timeout-after-1s"}},
+			{"A", step{at: 31 * s, do: "state", want: "closed"}},
+			// a3 went out after the answer and counts; a4 trips.
+			{"A", step{at: 31 * s, do: "acquire", tk: "a4"}},
+			{"A", step{at: 32 * s, do: "fail", tk: "a4", want: "timeout-after-1s"}},
+			{"A", step{at: 32 * s, do: "state", want: "open"}},
+			{"", step{at: 32 * s, do: "published", want: "A opened until 1m2s"}},
+		}),
 		"one probe for the cluster; its answer closes every node": cat(network("A", 0), tripA(0), []crow{
 			{"B", step{at: 10 * s, do: "acquire", want: "open 21s"}},
 			{"C", step{at: 10 * s, do: "acquire", want: "open 21s"}},

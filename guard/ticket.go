@@ -99,6 +99,16 @@ func (t *Ticket) Answered() {
 // at once. Anything else (cancellation, policy refusal, reset by peer,
 // TLS, unknown, a wait too short to judge) is inconclusive and only
 // releases the trial slot if the ticket holds it.
+//
+// A timeout is news about the moment its request was sent, a whole wait
+// before it is reported. An error that says how long the endpoint owed
+// its answer (a *WaitError, or any error in the chain with an OwedFor
+// method, such as the transport's header timeout) dates the failure from
+// then: a guard that keeps answer times (one with a Sharer) discards a
+// failure whose request was sent before the host's latest answer, and
+// an opening tells other guards when the request behind its first
+// failure was sent (Transition.Since). Other errors are dated when
+// reported.
 func (t *Ticket) Failed(err error) {
 	if !t.settle() {
 		return
@@ -137,18 +147,25 @@ func (t *Ticket) Failed(err error) {
 		return
 	}
 	now := g.cfg.Now()
+	sent := now.Add(-owedFor(err))
+	if g.answeredSince(ep, sent) {
+		// The host answered after this request was sent: its failure
+		// is older news than that answer (the epoch rule, by time).
+		ep.mu.Unlock()
+		return
+	}
 	var tr transitions
 	ep.observe(now, &tr)
 	ep.boundary = ep.seq.Load()
 	ep.last, ep.lastAt = class, now
-	since, tripped := now, owner
+	since, tripped := sent, owner
 	if owner {
 		ep.fails++
 		g.trip(ep, now)
 	} else {
-		ep.countInStreak(now, g.cfg.Window)
+		ep.countInStreak(now, sent, g.cfg.Window)
 		if len(ep.streak) >= g.cfg.Threshold {
-			since, tripped = ep.streak[0], true
+			since, tripped = ep.streak[0].sent, true
 			g.trip(ep, now)
 		}
 	}

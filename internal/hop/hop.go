@@ -249,3 +249,13 @@ func (e *TimeoutError) Timeout() bool { return true }
 func (e *TimeoutError) Temporary() bool { return true }
 
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// OwedFor returns how long the endpoint had owed its headers, After, so
+// that the guard dates the timeout from when the request was sent; 0 for
+// a stalled body, whose wait began after an answer.
+func (e *TimeoutError) OwedFor() time.Duration {
+	if e.Body {
+		return 0
+	}
+	return e.After
+}

@@ -3,6 +3,7 @@ package hop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"syscall"
 	"testing"
@@ -85,6 +86,18 @@ func TestFailedRules(t *testing.T) {
 				t.Fatalf("open after two: %v, want %v", got, tc.open)
 			}
 		})
+	}
+}
+
+// TestTimeoutOwedFor dates a header timeout from when its request was
+// sent, and a stalled body not at all: its wait began after the answer.
+func TestTimeoutOwedFor(t *testing.T) {
+	var o interface{ OwedFor() time.Duration }
+	if !errors.As(fmt.Errorf("get: %w", &TimeoutError{After: 3 * time.Second}), &o) || o.OwedFor() != 3*time.Second {
+		t.Errorf("header timeout: OwedFor not found or not After")
+	}
+	if got := (&TimeoutError{Body: true, After: time.Second}).OwedFor(); got != 0 {
+		t.Errorf("stalled body: OwedFor = %v, want 0", got)
 	}
 }
 
