@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/storeclock"
 )
 
 // Budget admits background requests against daily allowances and paces
@@ -61,6 +63,7 @@ func New(st Store, cfg Config) (*Budget, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Now = storeclock.Or(cfg.Now, st)
 	cfg = cfg.withDefaults()
 	b := &Budget{st: st, now: cfg.Now, batch: batcher{st: st}}
 	b.baseSources = make(map[string]Source, len(cfg.Sources))

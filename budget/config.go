@@ -164,7 +164,10 @@ type Config struct {
 	// KeepDays is how many days of usage and grants Prune keeps, today
 	// included. 0: DefaultKeepDays (35). At most MaxKeepDays.
 	KeepDays int
-	// Now is the clock for every time decision. nil: time.Now.
+	// Now is the clock for every time decision. nil: the store's cluster
+	// clock when it keeps one (store/postgres: the database's, so that
+	// nodes whose clocks disagree or jump still pace a source alike), else
+	// time.Now.
 	Now func() time.Time
 }
 

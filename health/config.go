@@ -56,7 +56,10 @@ type Config struct {
 	// count.
 	OutageAfter time.Duration
 
-	// Now is the clock for every time decision. Nil means time.Now.
+	// Now is the clock for every time decision. Nil means the store's
+	// cluster clock when it keeps one (store/postgres: the database's, so
+	// that a backoff one node records ends at the same moment for all),
+	// else time.Now.
 	Now func() time.Time
 
 	// Logger receives one line per counted failure once a name's streak

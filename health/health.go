@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/storeclock"
 )
 
 // Tracker keeps the durable per-name backoff records in a Store and answers
@@ -20,7 +22,8 @@ type Tracker struct {
 	store Store
 	cfg   Config
 	// epoch anchors lastOK: offsets from it use the monotonic clock when
-	// Config.Now is time.Now, so a wall-clock jump cannot fake an outage.
+	// Config.Now is time.Now or a store's cluster clock (which counts on
+	// it), so a wall-clock jump cannot fake an outage.
 	epoch time.Time
 	// lastOK is the offset from epoch of the latest success, or noSuccess.
 	lastOK atomic.Int64
@@ -40,6 +43,7 @@ func New(store Store, cfg Config) (*Tracker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Now = storeclock.Or(cfg.Now, store)
 	cfg = cfg.withDefaults()
 	t := &Tracker{store: store, cfg: cfg, epoch: cfg.Now()}
 	t.lastOK.Store(noSuccess)

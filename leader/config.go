@@ -42,8 +42,11 @@ type Config struct {
 	// before its lease would expire when it cannot renew in time; the
 	// nodes' clocks must agree to better than that.
 	RenewEvery time.Duration
-	// Now is the clock for the lease times written to the store. nil:
-	// time.Now. (Deadlines inside the process use the monotonic clock.)
+	// Now is the clock for the lease times written to the store. nil: the
+	// store's cluster clock when it keeps one (store/postgres: the
+	// database's, so that a node whose clock runs ahead cannot take a
+	// live lease), else time.Now. (Deadlines inside the process use the
+	// monotonic clock.)
 	Now func() time.Time
 	// Logger gets one line per change of leadership. nil: slog.Default().
 	Logger *slog.Logger

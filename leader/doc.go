@@ -10,7 +10,8 @@
 // freed. A leader that cannot renew gives up — cancelling its work's
 // context — half a renewal interval before the lease expires in the store,
 // so that the next leader never overlaps it as long as the nodes' clocks
-// agree to better than that. A leader that stops resigns, freeing the lease
+// agree to better than that: on PostgreSQL they read one clock, the
+// database's (see Config.Now). A leader that stops resigns, freeing the lease
 // for the next node at once.
 //
 // A lease row was chosen over an advisory lock: it gives a term for free,

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/storeclock"
 )
 
 // Elector takes part in one election on a shared store and runs a function
@@ -14,9 +16,9 @@ import (
 //
 // On PostgreSQL the leader holds a lease row with an expiry and a term; it
 // renews the lease every RenewEvery, and when it cannot, it cancels its
-// work before the lease expires, so that two leaders never overlap (given
-// clocks that agree). On SQLite, a single node, every elector leads at once
-// with term 1.
+// work before the lease expires, so that two leaders never overlap (the
+// nodes read one clock, the store's, unless Config.Now says otherwise).
+// On SQLite, a single node, every elector leads at once with term 1.
 type Elector struct {
 	st  Store
 	cfg Config
@@ -32,6 +34,7 @@ func New(st Store, cfg Config) (*Elector, error) {
 	if st == nil {
 		return nil, errors.New("leader: nil Store")
 	}
+	cfg.Now = storeclock.Or(cfg.Now, st)
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -15,9 +15,10 @@ var ErrLost = errors.New("leader: lease lost")
 // which always leads with term 1. hostguard.Open returns a store that
 // implements it.
 //
-// Implementations take every time from their parameters, never from the
-// database clock, so that fake clocks work; the nodes' clocks must agree to
-// well within a lease.
+// Implementations take every time from their parameters, never from a
+// clock of their own, so that fake clocks work. The Elector's times agree
+// across nodes when they come from one clock: the store's cluster clock
+// (Config.Now nil) or clocks that agree to well within a lease.
 type Store interface {
 	// LeaderCampaign takes the lease p.Name for p.Node when it is free
 	// (never held, resigned, or expired at p.Now) or already p.Node's:

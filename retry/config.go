@@ -130,7 +130,10 @@ type Config struct {
 	// DefaultWakeJitter (one minute); negative turns the spread off (all
 	// due at once). At most a day.
 	WakeJitter time.Duration
-	// Now is the clock for every time decision. Nil means time.Now.
+	// Now is the clock for every time decision. Nil means the store's
+	// cluster clock when it keeps one (store/postgres: the database's, so
+	// that nodes whose clocks disagree or jump still agree on lease ends
+	// and due times), else time.Now.
 	Now func() time.Time
 	// Rand returns uniform numbers in [0, 1) for jitter and for rounding
 	// the retry share. Nil means math/rand/v2's Float64. It must be safe

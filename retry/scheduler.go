@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/storeclock"
 )
 
 // promoteLimit bounds how many newly due items one claim makes ready, so
@@ -39,6 +41,7 @@ func New(store Store, cfg Config) (*Scheduler, error) {
 	if store == nil {
 		return nil, errors.New("retry: nil store")
 	}
+	cfg.Now = storeclock.Or(cfg.Now, store)
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err

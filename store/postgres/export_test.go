@@ -1,6 +1,9 @@
 package postgres
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetRetryNotifyGap sets the least time between two of s's NOTIFYs, for a
 // test that needs to see the spacing. Call it before the first write.
@@ -14,3 +17,14 @@ func SetRetryNotifyGap(s *Store, d time.Duration) {
 // that PostgreSQL aborted as a deadlock's victim; 1 runs each once, for a
 // test that needs to see the deadlock. Call it before the first write.
 func SetRetryTxAttempts(s *Store, n int) { s.txAttempts = n }
+
+// NewClusterClock returns a cluster clock on s's database whose local
+// clock is local instead of time.Now, anchored at once: a test's fake
+// clock stands for the node's own, which may be set wrong or jump.
+func NewClusterClock(s *Store, local func() time.Time) func() time.Time {
+	c := &clusterClock{read: s.readClock, local: local, every: anchorEvery}
+	if err := c.anchor(context.Background()); err != nil {
+		panic(err)
+	}
+	return c.now
+}

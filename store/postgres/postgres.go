@@ -32,6 +32,8 @@ var migrationFS embed.FS
 type Store struct {
 	pool *pgxpool.Pool
 	wake retryWaker // wakes waiting retry claims; see retry_wake.go
+	// clock is the cluster's clock (ClusterNow); see clock.go.
+	clock *clusterClock
 	// txAttempts, when not zero, replaces retryTxAttempts (tests).
 	txAttempts int
 }
@@ -72,6 +74,11 @@ func OpenConfig(ctx context.Context, dsn string, c Config) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	s.initClock(time.Now)
+	if err := s.clock.anchor(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: read the database's clock: %w", err)
 	}
 	dl.armed.Store(true)
 	return s, nil

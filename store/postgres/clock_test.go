@@ -1,0 +1,183 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/leader"
+	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/store/postgres"
+	"github.com/hostguard/hostguard/store/storetest"
+)
+
+// nodeClock is the clock the capabilities of a node whose own clock is
+// local run on: the cluster's clock, which reads the database's and
+// measures only elapsed time on the node's.
+func nodeClock(st *postgres.Store, local func() time.Time) func() time.Time {
+	return postgres.NewClusterClock(st, local)
+}
+
+func openPG(t *testing.T, dsn string) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Two nodes share one database. Node A runs on the defaults (the store's
+// cluster clock); node B's own clock jumps an hour forward and back.
+// Neither direction may let B take a live lease (an item's or the
+// leader's), hold work back, or stall a source's pacing.
+func TestNodeClockJumpsDecideNothing(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	ctx := context.Background()
+	stA, stB := openPG(t, dsn), openPG(t, dsn)
+	start := time.Now()
+	clkB := clocktest.New(start)
+	nowB := nodeClock(stB, clkB.Now)
+
+	retryA, err := retry.New(stA, retry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retryB, err := retry.New(stB, retry.Config{Now: nowB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(s *retry.Scheduler) []retry.Lease {
+		t.Helper()
+		ls, err := s.Claim(ctx, retry.ClaimParams{N: 10, Lease: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+
+	t.Run("item leases", func(t *testing.T) {
+		if _, err := retryA.Add(ctx, retry.NewItem{ID: "a-holds"}); err != nil {
+			t.Fatal(err)
+		}
+		if ls := claim(retryA); len(ls) != 1 {
+			t.Fatalf("A claimed %d items; want 1", len(ls))
+		}
+		clkB.Set(start.Add(time.Hour))
+		if ls := claim(retryB); len(ls) != 0 {
+			t.Fatalf("B, its clock an hour ahead, took %s while A's 10-minute lease runs", ls[0].ID)
+		}
+		// Work B adds while ahead is due at once for everyone.
+		if _, err := retryB.Add(ctx, retry.NewItem{ID: "b-added"}); err != nil {
+			t.Fatal(err)
+		}
+		if ls := claim(retryA); len(ls) != 1 || ls[0].ID != "b-added" {
+			t.Fatalf("A claimed %v; want b-added, due at once though B's clock ran an hour ahead when it was added", ids(ls))
+		}
+		clkB.Set(start.Add(-time.Hour))
+		if _, err := retryA.Add(ctx, retry.NewItem{ID: "b-holds"}); err != nil {
+			t.Fatal(err)
+		}
+		if ls := claim(retryB); len(ls) != 1 || ls[0].ID != "b-holds" {
+			t.Fatalf("B claimed %v; want b-holds", ids(ls))
+		}
+		if ls := claim(retryA); len(ls) != 0 {
+			t.Fatalf("A took %v from B's 10-minute lease, granted while B's clock ran an hour behind", ids(ls))
+		}
+	})
+
+	t.Run("leader lease", func(t *testing.T) {
+		const name = "jumps"
+		campaign := func(st *postgres.Store, node string, now time.Time) (leader.Lease, bool) {
+			t.Helper()
+			l, won, err := st.LeaderCampaign(ctx, leader.StoreCampaignParams{Name: name, Node: node, Now: now, LeaseFor: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l, won
+		}
+		la, won := campaign(stA, "a", stA.ClusterNow())
+		if !won {
+			t.Fatalf("A lost a free election: %+v", la)
+		}
+		clkB.Set(start.Add(time.Hour))
+		if l, won := campaign(stB, "b", nowB()); won {
+			t.Fatalf("B, its clock an hour ahead, took the lease A holds for a minute: %+v", l)
+		}
+		if err := stA.LeaderResign(ctx, leader.StoreResignParams{Name: name, Node: "a", Term: la.Term, Now: stA.ClusterNow()}); err != nil {
+			t.Fatal(err)
+		}
+		clkB.Set(start.Add(-time.Hour))
+		if l, won := campaign(stB, "b", nowB()); !won {
+			t.Fatalf("B lost a free election: %+v", l)
+		}
+		if l, won := campaign(stA, "a", stA.ClusterNow()); won {
+			t.Fatalf("A took the lease B holds for a minute, granted while B's clock ran an hour behind: %+v", l)
+		}
+	})
+
+	t.Run("pacing", func(t *testing.T) {
+		const pace = 100 * time.Millisecond
+		cfg := budget.Config{Sources: []budget.Source{{Name: "idx", Pace: pace}}}
+		budgetA, err := budget.New(stA, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Now = nowB
+		budgetB, err := budget.New(stB, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A wait that the pace explains is fine; one that a clock's
+		// jump explains (an hour) is refused at once under this deadline.
+		wait := func(b *budget.Budget, who string) {
+			t.Helper()
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if _, err := b.Wait(wctx, budget.AdmitParams{Source: "idx", Kind: budget.KindSearch}); err != nil {
+				t.Fatalf("%s: %v", who, err)
+			}
+		}
+		clkB.Set(start)
+		wait(budgetA, "A")
+		clkB.Set(start.Add(-time.Hour))
+		wait(budgetB, "B, its clock gone an hour back")
+		clkB.Set(start.Add(time.Hour))
+		wait(budgetB, "B, its clock an hour ahead")
+		wait(budgetA, "A, after B paced the source with its clock an hour ahead")
+	})
+}
+
+func ids(ls []retry.Lease) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.ID)
+	}
+	return out
+}
+
+// The cluster clock reads the database's clock: a node whose own clock is
+// an hour off from its start reads the same time as one that is right.
+func TestClusterClockIsTheDatabasesClock(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	st := openPG(t, dsn)
+	for _, off := range []time.Duration{time.Hour, -time.Hour} {
+		clk := clocktest.New(time.Now().Add(off))
+		now := nodeClock(st, clk.Now)
+		var db time.Time
+		before := st.ClusterNow()
+		if err := st.Pool().QueryRow(context.Background(), `SELECT clock_timestamp()`).Scan(&db); err != nil {
+			t.Fatal(err)
+		}
+		got := now()
+		if d := got.Sub(db); d < -time.Second || d > time.Second {
+			t.Errorf("node %v off: cluster clock %v, database %v", off, got, db)
+		}
+		if d := got.Sub(before); d < -time.Second || d > time.Second {
+			t.Errorf("node %v off: cluster clock %v, the store's own %v", off, got, before)
+		}
+	}
+}
