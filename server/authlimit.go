@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/server/internal/connlimit"
 )
 
 // The guess limit of one client: authBurst wrong credentials at once,
@@ -65,7 +67,7 @@ func authClientKey(remote string) netip.Prefix {
 		}
 		ap = netip.AddrPortFrom(a, 0)
 	}
-	return addrPrefix(ap.Addr())
+	return connlimit.ClientPrefix(ap.Addr())
 }
 
 // wait is how long the client's wrong credentials are still refused.

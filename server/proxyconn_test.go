@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,114 +67,6 @@ func TestProxyClientLeavingIsAGiveUp(t *testing.T) {
 	}
 }
 
-// TestProxyWatchKeepsAPipelinedByte: the byte a client watcher reads while
-// a slow upstream thinks is the start of the next request, and is served.
-func TestProxyWatchKeepsAPipelinedByte(t *testing.T) {
-	t.Parallel()
-	f := setup(t, func(c *Config) { c.HeaderTimeout = 10 * time.Second })
-	heard := make(chan struct{}, 1)
-	release := make(chan struct{})
-	rec := &recorder{}
-	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow" {
-			heard <- struct{}{}
-			<-release
-		}
-		fmt.Fprint(w, r.Method+" "+r.URL.Path)
-	})
-	events := make(chan bool, 4)
-	hook := func(reading bool) { events <- reading }
-	f.s.watchHook.Store(&hook)
-	c, br := f.rawProxyConn(t)
-	host := strings.TrimPrefix(up.URL, "http://")
-	fmt.Fprintf(c, "GET %s/slow HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
-	<-heard
-	// The watcher is reading the connection when the next request comes,
-	// and its read returns with the request's first byte.
-	waitWatch(t, events, true)
-	fmt.Fprintf(c, "GET %s/next HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
-	waitWatch(t, events, false)
-	close(release)
-	for _, want := range []string{"GET /slow", "GET /next"} {
-		if code, body := readAnswer(t, br, "GET"); code != 200 || body != want {
-			t.Fatalf("answer %d %q, want %q", code, body, want)
-		}
-	}
-}
-
-// TestProxyHandsOffWhatItDoesNotServe: HTTP/1.0, a head larger than the
-// fast path's buffer and a Content-Length upload are served by
-// http.Server, on a connection that first carried a fast-path request.
-func TestProxyHandsOffWhatItDoesNotServe(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	rec := &recorder{}
-	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, r.Method+" "+r.URL.Path+" "+r.Proto)
-	})
-	host := strings.TrimPrefix(up.URL, "http://")
-	big := strings.Repeat("x", 2*proxyHeadBuffer)
-	for _, tc := range []struct{ name, req, method, want string }{
-		{"HTTP/1.0", "GET %s/old HTTP/1.0\r\nHost: %s\r\n\r\n", "GET", "GET /old HTTP/1.1"},
-		{"big head", "GET %s/big HTTP/1.1\r\nHost: %s\r\nX-Big: " + big + "\r\n\r\n", "GET", "GET /big HTTP/1.1"},
-		{"upload", "POST %s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: 2\r\n\r\nhi", "POST", "POST /up HTTP/1.1"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, br := f.rawProxyConn(t)
-			fmt.Fprintf(c, "GET %s/first HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, host)
-			if code, body := readAnswer(t, br, "GET"); code != 200 || body != "GET /first HTTP/1.1" {
-				t.Fatalf("first: %d %q", code, body)
-			}
-			fmt.Fprintf(c, tc.req, up.URL, host)
-			if code, body := readAnswer(t, br, tc.method); code != 200 || body != tc.want {
-				t.Fatalf("%s: %d %q", tc.name, code, body)
-			}
-		})
-	}
-}
-
-// TestProxyEmptyBodyStaysOnTheFastPath: a request that declares an empty
-// body (Content-Length: 0, as many clients send with POST or DELETE) is
-// served by the proxy's own loop, and its connection stays there; a real
-// upload, or a second Content-Length, is handed off.
-func TestProxyEmptyBodyStaysOnTheFastPath(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	rec := &recorder{}
-	up := rec.server(t, func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "%s %s %d %q", r.Method, r.URL.Path, r.ContentLength, b)
-	})
-	host := strings.TrimPrefix(up.URL, "http://")
-	c, br := f.rawProxyConn(t)
-	for _, tc := range []struct{ req, method, want string }{
-		{"POST %s/a HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n", "POST", `POST /a 0 ""`},
-		{"DELETE %s/b HTTP/1.1\r\nHost: %s\r\ncontent-length:\t0 \r\n\r\n", "DELETE", `DELETE /b 0 ""`},
-		{"GET %s/c HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n", "GET", `GET /c 0 ""`},
-	} {
-		fmt.Fprintf(c, tc.req, up.URL, host)
-		if code, body := readAnswer(t, br, tc.method); code != 200 || body != tc.want {
-			t.Fatalf("answer %d %q, want %q", code, body, tc.want)
-		}
-	}
-	if n := f.s.proxyHandoffs.Load(); n != 0 {
-		t.Fatalf("%d connections handed off for requests with an empty body", n)
-	}
-	for i, req := range []string{
-		"POST %s/d HTTP/1.1\r\nHost: %s\r\nContent-Length: 2\r\n\r\nhi",
-		"POST %s/e HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
-	} {
-		c, br := f.rawProxyConn(t)
-		fmt.Fprintf(c, req, up.URL, host)
-		if _, err := http.ReadResponse(br, &http.Request{Method: "POST"}); err != nil {
-			t.Fatal(err)
-		}
-		if n := f.s.proxyHandoffs.Load(); n != int64(i+1) {
-			t.Fatalf("after request %d: %d hand-offs, want %d", i, n, i+1)
-		}
-	}
-}
-
 // TestProxyFastPathAnswersAsHTTPServerDid: the daemon's own answers on
 // the fast path keep their framing and headers, and Connection: close is
 // honoured.
@@ -208,6 +101,44 @@ func TestProxyFastPathAnswersAsHTTPServerDid(t *testing.T) {
 	}
 }
 
+// watchedListener reports the proxy loop's client watch reads on its
+// connections: true when one starts, false when it returns. The watch
+// reads one byte at a time; the loop's reads of a head fill its buffer.
+type watchedListener struct {
+	net.Listener
+	events chan<- bool
+}
+
+func (l watchedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &watchedConn{Conn: c, events: l.events}, nil
+}
+
+type watchedConn struct {
+	net.Conn
+	events chan<- bool
+}
+
+func (c *watchedConn) Read(p []byte) (int, error) {
+	if len(p) != 1 {
+		return c.Conn.Read(p)
+	}
+	c.event(true)
+	n, err := c.Conn.Read(p)
+	c.event(false)
+	return n, err
+}
+
+func (c *watchedConn) event(reading bool) {
+	select {
+	case c.events <- reading:
+	default:
+	}
+}
+
 func waitWatch(t *testing.T, events <-chan bool, want bool) {
 	t.Helper()
 	select {
@@ -228,7 +159,8 @@ func waitWatch(t *testing.T, events <-chan bool, want bool) {
 // watch, its context and pooled header timers across requests.)
 func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 	t.Parallel()
-	f := setup(t, func(c *Config) {
+	events := make(chan bool, 16)
+	f := setupProxyOn(t, watchedListener{Listener: listen(t), events: events}, func(c *Config) {
 		c.HeaderTimeout = 300 * time.Millisecond
 		c.Guard.WaitFloor = 100 * time.Millisecond
 	})
@@ -249,14 +181,6 @@ func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 		}
 		fmt.Fprint(w, r.Method+" "+r.URL.Path)
 	})
-	events := make(chan bool, 16)
-	hook := func(reading bool) {
-		select {
-		case events <- reading:
-		default:
-		}
-	}
-	f.s.watchHook.Store(&hook)
 	c, br := f.rawProxyConn(t)
 	send := func(base, path string) {
 		fmt.Fprintf(c, "GET %s%s HTTP/1.1\r\nHost: %s\r\n\r\n", base, path, strings.TrimPrefix(base, "http://"))

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/server/internal/connlimit"
+	"github.com/hostguard/hostguard/server/internal/proxyloop"
 )
 
 // Serve answers the API on api and the forward proxy on proxy (nil leaves
@@ -32,15 +35,23 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 		apiSrv.WriteTimeout = s.cfg.BodyTimeout
 	}
 	servers := []*http.Server{apiSrv}
-	listeners := []net.Listener{newLimitListener(api, s.cfg.MaxConns, false, nil)}
-	// The proxy's connections are served by proxyServer, which hands
+	listeners := []net.Listener{connlimit.Listen(api, s.cfg.MaxConns, false, nil)}
+	// The proxy's connections are served by its own loop, which hands
 	// what it does not serve itself to an http.Server.
-	var fast *proxyServer
+	var fast *proxyloop.Loop
 	if proxy != nil {
 		fallback := s.httpServer(s.proxy, errorLog)
-		fast = newProxyServer(s, newLimitListener(proxy, s.cfg.MaxConns, true, nil), fallback.Handler, errorLog)
+		fast = proxyloop.New(connlimit.Listen(proxy, s.cfg.MaxConns, true, nil), proxyloop.Options{
+			Handler:        fallback.Handler,
+			BaseContext:    s.baseCtx,
+			ConnContext:    connlimit.ConnContext,
+			HeadTimeout:    s.cfg.headTimeout,
+			IdleTimeout:    connIdleTimeout,
+			MaxHeaderBytes: s.cfg.MaxHeaderBytes,
+			ErrorLog:       errorLog,
+		})
 		servers = append(servers, fallback)
-		listeners = append(listeners, fast.handoff)
+		listeners = append(listeners, fast.Handoff())
 		s.own.SetListens(api.Addr(), proxy.Addr())
 	} else {
 		s.own.SetListens(api.Addr())
@@ -54,7 +65,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	}
 	running := len(servers)
 	if fast != nil {
-		go func() { errc <- fast.serve() }()
+		go func() { errc <- fast.Serve() }()
 		running++
 	}
 	// The periodic work stops first on the way out: it must not outlive
@@ -95,6 +106,13 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	return serveErr
 }
 
+// The limits of every client connection, the API's and the proxy's, on
+// either path.
+const (
+	connReadHeaderTimeout = 10 * time.Second
+	connIdleTimeout       = 2 * time.Minute
+)
+
 // httpServer serves h with the daemon's connection limits and context.
 func (s *Server) httpServer(h http.Handler, errorLog *log.Logger) *http.Server {
 	return &http.Server{
@@ -104,7 +122,7 @@ func (s *Server) httpServer(h http.Handler, errorLog *log.Logger) *http.Server {
 		IdleTimeout:       connIdleTimeout,
 		ErrorLog:          errorLog,
 		BaseContext:       func(net.Listener) context.Context { return s.baseCtx },
-		ConnContext:       withConn,
+		ConnContext:       connlimit.ConnContext,
 	}
 }
 
@@ -112,7 +130,7 @@ func (s *Server) httpServer(h http.Handler, errorLog *log.Logger) *http.Server {
 // Config.ShutdownTimeout, then cuts what remains: cancelling the base
 // context stops the upstream requests (the transport then releases their
 // tickets), and closing the servers and tunnels drops their connections.
-func (s *Server) drain(servers []*http.Server, fast *proxyServer) {
+func (s *Server) drain(servers []*http.Server, fast *proxyloop.Loop) {
 	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -120,7 +138,7 @@ func (s *Server) drain(servers []*http.Server, fast *proxyServer) {
 		wg.Go(func() { _ = srv.Shutdown(drainCtx) })
 	}
 	if fast != nil {
-		wg.Go(func() { fast.shutdown(drainCtx) })
+		wg.Go(func() { fast.Shutdown(drainCtx) })
 	}
 	wg.Go(func() { s.tunnels.wait(drainCtx) })
 	wg.Wait()
@@ -132,7 +150,7 @@ func (s *Server) drain(servers []*http.Server, fast *proxyServer) {
 		_ = srv.Close()
 	}
 	if fast != nil {
-		fast.closeAll()
+		fast.Close()
 	}
 	s.tunnels.closeAll()
 	s.tunnels.waitAll()
@@ -185,4 +203,19 @@ func (a *activity) wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// refuseSmuggling answers 400 and closes the connection of a request that
+// came with both Content-Length and Transfer-Encoding (see
+// connlimit.BothFramings).
+func refuseSmuggling(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if connlimit.BothFramings(r) {
+			w.Header().Set("Connection", "close")
+			writeAPIError(w, badRequest("Transfer-Encoding",
+				"a request may carry Content-Length or Transfer-Encoding, not both"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

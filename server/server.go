@@ -35,12 +35,6 @@ type Server struct {
 	// upstream is what fetch and the proxy send through: plain HTTP on
 	// the caller's goroutine, base for the rest.
 	upstream *upstream.Pool
-	// watchHook, when set (by tests), hears a client watch start its read
-	// (true) and the read return (false).
-	watchHook atomic.Pointer[func(reading bool)]
-	// proxyHandoffs counts the proxy connections its own loop handed to
-	// http.Server (read by tests).
-	proxyHandoffs atomic.Int64
 	// probeFunc sends the guard's recovery probes through base; see probe.
 	probeFunc func(ctx context.Context, endpoint string) error
 	token     tokenMatcher

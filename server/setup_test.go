@@ -49,17 +49,28 @@ type fixture struct {
 // 127.0.0.1). opts adjust the Config before New.
 func setup(t *testing.T, opts ...func(*Config)) *fixture {
 	t.Helper()
+	return setupProxyOn(t, listen(t), opts...)
+}
+
+// setupProxyOn is setup with the proxy served on proxyLn.
+func setupProxyOn(t *testing.T, proxyLn net.Listener, opts ...func(*Config)) *fixture {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hostguard.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveOn(t, st, newFakeClock(), opts...)
+	return serveProxyOn(t, st, newFakeClock(), proxyLn, opts...)
 }
 
 // serveOn is setup over a store of the caller's: several fixtures may
 // share one PostgreSQL store, as the nodes of a cluster do. The fixture
 // closes st when the test ends.
 func serveOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, opts ...func(*Config)) *fixture {
+	t.Helper()
+	return serveProxyOn(t, st, clock, listen(t), opts...)
+}
+
+func serveProxyOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, proxyLn net.Listener, opts ...func(*Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	logs := &logtest.Buffer{}
@@ -113,7 +124,6 @@ func serveOn(t *testing.T, st hostguard.Store, clock *clocktest.Clock, opts ...f
 		t.Fatal(err)
 	}
 	apiLn := listen(t)
-	proxyLn := listen(t)
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(sctx, apiLn, proxyLn) }()

@@ -1,4 +1,4 @@
-package server
+package proxyloop
 
 import (
 	"errors"
@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// proxyWriter is the http.ResponseWriter of a fast-path request, over its
+// writer is the http.ResponseWriter of a request on the loop, over its
 // connection's buffered writer. Like http.Server's, it sends a body of
 // unknown length whole with a Content-Length when the handler finishes
 // before it is flushed or outgrows a small buffer, chunked otherwise; it
 // adds Date, sniffs a missing Content-Type, and keeps a HEAD answer's
 // body and one that is not allowed off the wire.
-type proxyWriter struct {
-	pc     *proxyConn
+type writer struct {
+	pc     *conn
 	req    *http.Request
 	header http.Header
 	watch  *clientWatch
@@ -35,11 +35,11 @@ type proxyWriter struct {
 // send it with a Content-Length.
 const maxHeldBody = 2 << 10
 
-var errProxyWriteTooLong = errors.New("server: write beyond the declared Content-Length")
+var errWriteTooLong = errors.New("server: write beyond the declared Content-Length")
 
-func (w *proxyWriter) Header() http.Header { return w.header }
+func (w *writer) Header() http.Header { return w.header }
 
-func (w *proxyWriter) WriteHeader(code int) {
+func (w *writer) WriteHeader(code int) {
 	if w.code != 0 || w.sentHead {
 		return
 	}
@@ -59,7 +59,7 @@ func (w *proxyWriter) WriteHeader(code int) {
 	w.noBody = w.req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified
 }
 
-func (w *proxyWriter) Write(p []byte) (int, error) {
+func (w *writer) Write(p []byte) (int, error) {
 	if w.code == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -73,7 +73,7 @@ func (w *proxyWriter) Write(p []byte) (int, error) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	if w.length >= 0 && w.written+int64(len(p)) > w.length {
-		return 0, errProxyWriteTooLong
+		return 0, errWriteTooLong
 	}
 	w.written += int64(len(p))
 	if !w.sentHead && w.length < 0 && len(w.pending)+len(p) <= maxHeldBody {
@@ -86,7 +86,7 @@ func (w *proxyWriter) Write(p []byte) (int, error) {
 	return w.body(p)
 }
 
-func (w *proxyWriter) body(p []byte) (int, error) {
+func (w *writer) body(p []byte) (int, error) {
 	bw := w.pc.bw
 	if w.chunked {
 		if len(p) == 0 {
@@ -108,7 +108,7 @@ func (w *proxyWriter) body(p []byte) (int, error) {
 // sendHead writes the status line and headers: with the held body's
 // length when final, chunked when the body is still to come and its
 // length unknown.
-func (w *proxyWriter) sendHead(final bool, first []byte) {
+func (w *writer) sendHead(final bool, first []byte) {
 	w.watch.stop()
 	w.sentHead = true
 	h := w.header
@@ -172,7 +172,7 @@ func (w *proxyWriter) sendHead(final bool, first []byte) {
 
 // FlushError sends what is written so far; http.ResponseController finds
 // it.
-func (w *proxyWriter) FlushError() error {
+func (w *writer) FlushError() error {
 	if w.code == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -188,11 +188,11 @@ func (w *proxyWriter) FlushError() error {
 	return w.failed
 }
 
-func (w *proxyWriter) Flush() { _ = w.FlushError() }
+func (w *writer) Flush() { _ = w.FlushError() }
 
 // finish ends the answer after the handler returned. An answer for a
 // client that left is not written.
-func (w *proxyWriter) finish() error {
+func (w *writer) finish() error {
 	if w.watch.gone {
 		return errors.New("server: the client left")
 	}

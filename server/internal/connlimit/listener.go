@@ -1,4 +1,4 @@
-package server
+package connlimit
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// limitListener caps the connections open at once. A connection beyond the
+// Listener caps the connections open at once. A connection beyond the
 // cap is accepted, told 503 with Proxy-Status connection_limit_reached and
 // closed, so a client learns why rather than waiting in the kernel's
 // backlog; that answer is written by a bounded number of goroutines, and a
@@ -23,7 +23,7 @@ import (
 // host usually has whole) holds at most that many of the connections, so
 // a single client cannot take every slot and shut the others out; it is
 // refused the same way past its share.
-type limitListener struct {
+type Listener struct {
 	net.Listener
 	max      int64 // <= 0: no cap
 	share    int64 // <= 0: no share per address
@@ -45,10 +45,11 @@ const maxRefusing = 64
 // (and a host whose clients all come over loopback) short sooner.
 const addrShare = 2
 
-// newLimitListener caps l at max connections; with shared, one client
-// address holds at most max/addrShare of them (rounded up).
-func newLimitListener(l net.Listener, max int, shared bool, onRefuse func()) *limitListener {
-	ll := &limitListener{Listener: l, max: int64(max), refusal: make(chan struct{}, maxRefusing), onRefuse: onRefuse}
+// Listen caps l at max connections (<= 0: no cap); with shared, one
+// client address holds at most max/addrShare of them (rounded up).
+// onRefuse, if set, hears each refusal.
+func Listen(l net.Listener, max int, shared bool, onRefuse func()) *Listener {
+	ll := &Listener{Listener: l, max: int64(max), refusal: make(chan struct{}, maxRefusing), onRefuse: onRefuse}
 	if shared && max > 0 {
 		ll.share = (ll.max + addrShare - 1) / addrShare
 		ll.byAddr = make(map[netip.Prefix]int64)
@@ -56,7 +57,7 @@ func newLimitListener(l net.Listener, max int, shared bool, onRefuse func()) *li
 	return ll
 }
 
-func (l *limitListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -84,7 +85,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 }
 
 // hold counts c against its address's share; false if the share is full.
-func (l *limitListener) hold(c net.Conn) (netip.Prefix, bool) {
+func (l *Listener) hold(c net.Conn) (netip.Prefix, bool) {
 	if l.share <= 0 {
 		return netip.Prefix{}, true
 	}
@@ -101,7 +102,7 @@ func (l *limitListener) hold(c net.Conn) (netip.Prefix, bool) {
 	return key, true
 }
 
-func (l *limitListener) drop(key netip.Prefix) {
+func (l *Listener) drop(key netip.Prefix) {
 	if l.share <= 0 || !key.IsValid() {
 		return
 	}
@@ -112,7 +113,7 @@ func (l *limitListener) drop(key netip.Prefix) {
 	}
 }
 
-// clientPrefix is what a client address counts under (addrPrefix).
+// clientPrefix is what a client address counts under (ClientPrefix).
 func clientPrefix(a net.Addr) (netip.Prefix, bool) {
 	ta, ok := a.(*net.TCPAddr)
 	if !ok {
@@ -122,13 +123,13 @@ func clientPrefix(a net.Addr) (netip.Prefix, bool) {
 	if !ok {
 		return netip.Prefix{}, false
 	}
-	return addrPrefix(ip), true
+	return ClientPrefix(ip), true
 }
 
-// addrPrefix is what one client's address counts under, for connection
+// ClientPrefix is what one client's address counts under, for connection
 // shares and wrong tokens alike: an IPv4 address, or an IPv6 address's
 // /64, which one host usually holds whole.
-func addrPrefix(ip netip.Addr) netip.Prefix {
+func ClientPrefix(ip netip.Addr) netip.Prefix {
 	ip = ip.Unmap().WithZone("")
 	bits := 32
 	if ip.Is6() {
@@ -139,7 +140,7 @@ func addrPrefix(ip netip.Addr) netip.Prefix {
 }
 
 // refuse answers c, over the cap or its address's share, and closes it.
-func (l *limitListener) refuse(c net.Conn) {
+func (l *Listener) refuse(c net.Conn) {
 	if l.onRefuse != nil {
 		l.onRefuse()
 	}
@@ -182,7 +183,7 @@ func refuseConn(c net.Conn) {
 // a server or proxy in front that reads it by Content-Length sees a
 // different request boundary, which is how a second request is smuggled
 // in a body. RFC 9112 section 6.1 allows treating it as an error and
-// closing, which refuseSmuggling does.
+// closing, which the daemon does (BothFramings).
 //
 // The scan does not follow message framing: it treats every blank line as
 // the end of a block. Body text that looks like a header block with both
@@ -249,7 +250,12 @@ func hasPrefixFold(b []byte, prefix string) bool {
 // CloseWrite half-closes the connection, so that a CONNECT target's close
 // reaches the client as it would directly; a tunnel finds the method on
 // the connection it took over.
-func (c *sniffConn) CloseWrite() error { return closeWrite(c.Conn) }
+func (c *sniffConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
 
 func (c *sniffConn) Close() error {
 	c.once.Do(c.release)
@@ -258,11 +264,13 @@ func (c *sniffConn) Close() error {
 
 type connKey struct{}
 
-// withConn makes the accepted connection reachable from its requests.
-func withConn(ctx context.Context, c net.Conn) context.Context {
-	if rc, ok := c.(*replayConn); ok {
-		// A connection the proxy's own loop handed on.
-		c = rc.Conn
+// ConnContext makes an accepted connection's smuggling scan reachable
+// from its requests (see BothFramings); it is an http.Server's
+// ConnContext. A connection that wraps another (one the proxy's own loop
+// handed on) is looked into through its NetConn method.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if w, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = w.NetConn()
 	}
 	if sc, ok := c.(*sniffConn); ok {
 		return context.WithValue(ctx, connKey{}, sc)
@@ -270,17 +278,11 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// refuseSmuggling answers 400 and closes the connection of a request that
-// came with both Content-Length and Transfer-Encoding.
-func refuseSmuggling(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sc, _ := r.Context().Value(connKey{}).(*sniffConn)
-		if sc != nil && len(r.TransferEncoding) > 0 && sc.both.Load() {
-			w.Header().Set("Connection", "close")
-			writeAPIError(w, badRequest("Transfer-Encoding",
-				"a request may carry Content-Length or Transfer-Encoding, not both"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// BothFramings reports whether r, a request with a Transfer-Encoding,
+// came on a connection that also sent a Content-Length in one header
+// block: net/http has dropped that Content-Length, and the request must
+// be refused and its connection closed (see sniffConn).
+func BothFramings(r *http.Request) bool {
+	sc, _ := r.Context().Value(connKey{}).(*sniffConn)
+	return sc != nil && len(r.TransferEncoding) > 0 && sc.both.Load()
 }
