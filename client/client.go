@@ -65,7 +65,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: address %q is not an http:// or https:// address of the daemon", cfg.Addr)
 	}
 	if u.User != nil {
-		return nil, errors.New("client: the address must not carry credentials; give Config.Token")
+		return nil, errors.New("client: the address must not carry credentials; pass the token on its own")
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("client: the address must not carry a query or a fragment")

@@ -11,6 +11,18 @@ import (
 	"github.com/hostguard/hostguard/retry"
 )
 
+// itemGet answers GET /v1/items/{id}, and the operations that settle a
+// lease with the item as it is after them.
+func (s *Server) itemGet(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	item, err := s.cfg.Retry.Get(r.Context(), id)
+	if err != nil {
+		return failed("reading an item", err)
+	}
+	writeJSON(w, http.StatusOK, item)
+	return nil
+}
+
 func (s *Server) itemsAdd(w http.ResponseWriter, r *http.Request) error {
 	var req api.AddRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
@@ -156,16 +168,6 @@ func observedID(err error) error {
 // of the six, naming them: the mux's plain 404 would not.
 func itemUnknownOp(_ http.ResponseWriter, r *http.Request) error {
 	return notFound("op", "unknown item operation %q; want succeed, fail, extend, release, observe or due-now", r.PathValue("op"))
-}
-
-func (s *Server) itemGet(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	item, err := s.cfg.Retry.Get(r.Context(), id)
-	if err != nil {
-		return failed("reading an item", err)
-	}
-	writeJSON(w, http.StatusOK, item)
-	return nil
 }
 
 func (s *Server) itemsStats(w http.ResponseWriter, r *http.Request) error {

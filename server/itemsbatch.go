@@ -20,8 +20,7 @@ func (s *Server) itemsObserve(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	switch {
-	case len(req.IDs) == 0:
+	if len(req.IDs) == 0 {
 		return badRequest("ids", "ids is missing or empty: {\"ids\":[\"...\"]}")
 	}
 	res, err := s.cfg.Retry.ObserveMany(r.Context(), req.IDs, retry.ObserveParams{
@@ -73,8 +72,7 @@ func (s *Server) itemsSettle(w http.ResponseWriter, r *http.Request) error {
 
 // settleOutcomes checks a batch whole before any of it is settled.
 func settleOutcomes(in []api.SettleOutcome) ([]retry.Outcome, error) {
-	switch {
-	case len(in) == 0:
+	if len(in) == 0 {
 		return nil, badRequest("outcomes", "outcomes is missing or empty: {\"outcomes\":[{\"id\":\"...\",\"lease\":\"...\",\"op\":\"succeed\"}]}")
 	}
 	outs := make([]retry.Outcome, len(in))

@@ -11,8 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/hostguard/hostguard/client"
 )
 
 // ExitRefused is returned when the daemon answered but said no: bad input,
@@ -107,8 +108,7 @@ func (c *daemonCommand) fail(err error) int {
 		fmt.Fprintf(c.stderr, "hostguard %s: %v\n", c.name, err)
 		return code
 	}
-	var ae *apiError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*client.Error](err); ok {
 		writeJSONError(c.stderr, ae.Error(), ae.Field, ae.Status)
 	} else {
 		writeJSONError(c.stderr, err.Error(), "", 0)
@@ -130,15 +130,22 @@ func writeJSONError(w io.Writer, msg, field string, status int) {
 	_ = json.NewEncoder(w).Encode(jsonError{Error: msg, Field: field, Status: status})
 }
 
-// call sends one request to the daemon (see client.do) and returns the
-// answer's bytes. When the flags name no usable daemon, or the request
-// fails, it says why on stderr and returns ok false and the exit code.
+// call sends one request to the daemon (see client.Client.Do) and
+// returns the answer's bytes, decoded into out when out is not nil. When
+// the flags name no usable daemon, or the request fails, it says why on
+// stderr and returns ok false and the exit code.
 func (c *daemonCommand) call(method, path string, query url.Values, in, out any) (raw []byte, code int, ok bool) {
 	cl, err := c.flags.client()
 	if err != nil {
 		return nil, c.usageError("%v", err), false
 	}
-	if err := cl.do(context.Background(), method, path, query, in, out, &raw); err != nil {
+	raw, err = cl.Do(context.Background(), method, path, query, in)
+	if err == nil && out != nil && len(raw) > 0 {
+		if jerr := json.Unmarshal(raw, out); jerr != nil {
+			err = fmt.Errorf("the daemon's answer is not the JSON expected: %w", jerr)
+		}
+	}
+	if err != nil {
 		return nil, c.fail(err), false
 	}
 	return raw, ExitOK, true
@@ -161,105 +168,17 @@ func (c *daemonCommand) fetch(method, path string, query url.Values, in, out any
 	return ExitOK, false
 }
 
-// client returns an API client for the flags, or a usage error.
-func (c *clientFlags) client() (*client, error) {
-	raw := strings.TrimSpace(c.addr)
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("--addr %q is not an http:// or https:// address of the daemon", c.addr)
-	}
-	if u.User != nil {
-		return nil, errors.New("--addr must not carry credentials; use --token")
-	}
+// client returns a client of the daemon the flags name, or a usage
+// error.
+func (c *clientFlags) client() (*client.Client, error) {
 	if c.timeout <= 0 {
 		return nil, fmt.Errorf("--timeout must be positive, not %s", c.timeout)
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &client{base: u, token: c.token, hc: &http.Client{Timeout: c.timeout}}, nil
-}
-
-// client talks to the daemon's JSON API.
-type client struct {
-	base  *url.URL
-	token string
-	hc    *http.Client
-}
-
-// apiError is a non-2xx answer from the daemon.
-type apiError struct {
-	Status     int
-	Message    string `json:"error"`
-	Field      string `json:"field"`
-	Endpoint   string `json:"endpoint"`
-	RetryAfter *int64 `json:"retry_after_seconds"`
-}
-
-func (e *apiError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = fmt.Sprintf("daemon answered %d %s", e.Status, http.StatusText(e.Status))
-	}
-	if e.RetryAfter != nil {
-		msg += fmt.Sprintf(" (retry after %ds)", *e.RetryAfter)
-	}
-	return msg
-}
-
-// do sends in (if not nil) as JSON and decodes the answer into out (if not
-// nil). raw, when not nil, receives the answer's bytes for --json.
-func (c *client) do(ctx context.Context, method, path string, query url.Values, in, out any, raw *[]byte) error {
-	// path arrives with its segments already escaped (an item id may hold
-	// a slash), so the URL is built as text rather than through url.URL.Path.
-	target := c.base.String() + path
-	if q := query.Encode(); q != "" {
-		target += "?" + q
-	}
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	cl, err := client.New(client.Config{Addr: c.addr, Token: c.token, HTTPClient: &http.Client{Timeout: c.timeout}})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("--addr: %w", err)
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		// The url.Error names our own daemon's address, which carries
-		// no credentials (client refuses userinfo), so it may be shown.
-		return fmt.Errorf("cannot reach the daemon: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("reading the daemon's answer: %w", err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := &apiError{Status: resp.StatusCode}
-		_ = json.Unmarshal(b, e)
-		return e
-	}
-	if raw != nil {
-		*raw = b
-	}
-	if out != nil && len(b) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("the daemon's answer is not the JSON expected: %w", err)
-		}
-	}
-	return nil
+	return cl, nil
 }
 
 // fail prints err for a person and returns the exit code a script can
@@ -271,8 +190,7 @@ func fail(stderr io.Writer, cmd string, err error) int {
 
 // exitFor is the exit code for err: ExitRefused when the daemon said no.
 func exitFor(err error) int {
-	var ae *apiError
-	if errors.As(err, &ae) && (ae.Status/100 == 4 || ae.Status == http.StatusServiceUnavailable) {
+	if ae, ok := errors.AsType[*client.Error](err); ok && (ae.Status/100 == 4 || ae.Status == http.StatusServiceUnavailable) {
 		return ExitRefused
 	}
 	return ExitError
