@@ -93,6 +93,7 @@ import (
 
 	"github.com/hostguard/hostguard"
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/client"
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/feed"
@@ -126,7 +127,7 @@ func TestReadmeGoTypeChecks(t *testing.T) {
 		t.Skip("builds export data for the module's packages")
 	}
 	blocks, lines := readmeBlocks(t, "go")
-	pkgs := []string{"github.com/hostguard/hostguard", "github.com/hostguard/hostguard/budget",
+	pkgs := []string{"github.com/hostguard/hostguard", "github.com/hostguard/hostguard/budget", "github.com/hostguard/hostguard/client",
 		"github.com/hostguard/hostguard/evidence", "github.com/hostguard/hostguard/failure",
 		"github.com/hostguard/hostguard/feed", "github.com/hostguard/hostguard/feed/newznab",
 		"github.com/hostguard/hostguard/guard", "github.com/hostguard/hostguard/health",
