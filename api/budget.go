@@ -89,3 +89,10 @@ type PauseRequest struct {
 type PauseResult struct {
 	Paused bool `json:"paused"`
 }
+
+// SourcePauseResult answers POST /v1/budget/sources/{name}/pause, whose
+// body is a PauseRequest.
+type SourcePauseResult struct {
+	Name   string `json:"name"`
+	Paused bool   `json:"paused"`
+}

@@ -72,6 +72,8 @@ var bodies = []body{
 	{"POST /v1/budget/sources/{name}/reset", false, api.SourceReset{}},
 	{"POST /v1/budget/pause", true, api.PauseRequest{}},
 	{"POST /v1/budget/pause", false, api.PauseResult{}},
+	{"POST /v1/budget/sources/{name}/pause", true, api.PauseRequest{}},
+	{"POST /v1/budget/sources/{name}/pause", false, api.SourcePauseResult{}},
 
 	{"GET /v1/feeds", false, api.FeedList{}},
 	{"GET /v1/feeds/{name}/items", false, api.FeedItems{}},

@@ -63,3 +63,11 @@ func (b *Budget) Pause(ctx context.Context, paused bool) (api.PauseResult, error
 	err := b.c.call(ctx, http.MethodPost, "/v1/budget/pause", nil, api.PauseRequest{Paused: &paused}, &res, routePlain)
 	return res, err
 }
+
+// PauseSource pauses (or, with false, resumes) one source's background
+// work on every node; the other sources go on.
+func (b *Budget) PauseSource(ctx context.Context, name string, paused bool) (api.SourcePauseResult, error) {
+	var res api.SourcePauseResult
+	err := b.c.call(ctx, http.MethodPost, "/v1/budget/sources/"+seg(name)+"/pause", nil, api.PauseRequest{Paused: &paused}, &res, routePlain)
+	return res, err
+}

@@ -178,6 +178,9 @@ func TestBudgetRefusals(t *testing.T) {
 	if _, err := c.Budget.Pause(ctx, false); err != nil {
 		t.Fatal(err)
 	}
+	if p, err := c.Budget.PauseSource(ctx, "idx", true); err != nil || !p.Paused || p.Name != "idx" {
+		t.Fatalf("PauseSource: %+v, %v", p, err)
+	}
 	src, err := c.Budget.SetSource(ctx, "new", api.SourceRequest{OwnerDailyLimit: int64p(5)})
 	if err != nil || !src.Created || *src.OwnerDailyLimit != 5 {
 		t.Fatalf("SetSource: %+v, %v", src, err)
