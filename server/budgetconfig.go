@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 )
 
@@ -201,11 +202,6 @@ func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type sourcePauseResponse struct {
-	Name   string `json:"name"`
-	Paused bool   `json:"paused"`
-}
-
 // budgetPauseSource is POST /v1/budget/sources/{name}/pause: one source's
 // background work is paused or resumed on every node, the others go on.
 func (s *Server) budgetPauseSource(w http.ResponseWriter, r *http.Request) error {
@@ -233,6 +229,6 @@ func (s *Server) budgetPauseSource(w http.ResponseWriter, r *http.Request) error
 	if was != *req.Paused {
 		s.log.Info("server: a budget source paused or resumed by the owner", "source", name, "paused", *req.Paused)
 	}
-	writeJSON(w, http.StatusOK, sourcePauseResponse{Name: name, Paused: *req.Paused})
+	writeJSON(w, http.StatusOK, api.SourcePauseResult{Name: name, Paused: *req.Paused})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 )
 
@@ -168,9 +169,9 @@ func admitHeadPoll(source string) budget.AdmitParams {
 func TestBudgetPauseSource(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	var v sourcePauseResponse
+	var v api.SourcePauseResult
 	decodeInto(t, f.do("POST", "/v1/budget/sources/indexer/pause", map[string]any{"paused": true}), &v)
-	if v != (sourcePauseResponse{Name: "indexer", Paused: true}) {
+	if v != (api.SourcePauseResult{Name: "indexer", Paused: true}) {
 		t.Fatalf("pause answer %+v", v)
 	}
 	a := f.do("POST", "/v1/budget/admit", map[string]any{"source": "indexer", "kind": "head_poll"})
