@@ -96,6 +96,22 @@ func TestItemsLifecycle(t *testing.T) {
 		t.Fatalf("List's second page: %+v, %v", page, err)
 	}
 
+	var ids []string
+	for item, err := range c.Items.All(ctx, client.ListParams{Limit: 1}) {
+		if err != nil {
+			t.Fatalf("All: %v", err)
+		}
+		ids = append(ids, item.ID)
+	}
+	if strings.Join(ids, " ") != "job-2 job-3 job/1" {
+		t.Fatalf("All, a page of one at a time: %q", ids)
+	}
+	for _, err := range c.Items.All(ctx, client.ListParams{Limit: -1}) {
+		if !errors.Is(err, client.ErrBadRequest) {
+			t.Fatalf("All with a bad limit: %v", err)
+		}
+	}
+
 	if err := c.Items.Forget(ctx, "job/1"); err != nil {
 		t.Fatalf("Forget: %v", err)
 	}
@@ -209,6 +225,16 @@ func TestHostsAndEvidence(t *testing.T) {
 	}
 	if page, err := c.Hosts.List(ctx, "unhealthy", 10, ""); err != nil || len(page.Hosts) != 1 {
 		t.Fatalf("List: %+v, %v", page, err)
+	}
+	n := 0
+	for h, err := range c.Hosts.All(ctx, "") {
+		if err != nil || h.Name == "" {
+			t.Fatalf("All: %+v, %v", h, err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("All hosts: %d, want 2", n)
 	}
 	if r, err := c.Hosts.Reset(ctx, "files.example"); err != nil || !r.Reset {
 		t.Fatalf("Reset: %+v, %v", r, err)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -52,4 +53,13 @@ func (h *Hosts) List(ctx context.Context, view string, limit int, after string) 
 	var res api.HostPage
 	err := h.c.call(ctx, http.MethodGet, "/v1/hosts", q, nil, &res, routePlain)
 	return res, err
+}
+
+// All yields every host in a view, page after page, and stops at the
+// first error, which it yields.
+func (h *Hosts) All(ctx context.Context, view string) iter.Seq2[api.Host, error] {
+	return pages("", func(after string) ([]api.Host, string, error) {
+		page, err := h.List(ctx, view, 0, after)
+		return page.Hosts, page.Next, err
+	})
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -185,4 +186,39 @@ func (it *Items) List(ctx context.Context, p ListParams) (api.ItemPage, error) {
 	var res api.ItemPage
 	err := it.c.call(ctx, http.MethodGet, "/v1/items", q, nil, &res, routePlain)
 	return res, err
+}
+
+// All yields every item p's filters match, page after page from p.After,
+// and stops at the first error, which it yields.
+func (it *Items) All(ctx context.Context, p ListParams) iter.Seq2[api.Item, error] {
+	return pages(p.After, func(after string) ([]api.Item, string, error) {
+		p.After = after
+		page, err := it.List(ctx, p)
+		return page.Items, page.Next, err
+	})
+}
+
+// pages yields the entries of page after page, starting after a cursor:
+// read returns a page's entries and the next page's cursor, "" on the
+// last. It stops at the first error, which it yields.
+func pages[T any](after string, read func(after string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for {
+			entries, next, err := read(after)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, e := range entries {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			after = next
+		}
+	}
 }
