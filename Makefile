@@ -13,7 +13,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
 LDFLAGS := $(if $(COMMIT),-X github.com/hostguard/hostguard/cmd/hostguard/cli.Commit=$(COMMIT))
 
-.PHONY: test race lint bench build install reliability dist
+.PHONY: test race e2e lint bench build install reliability dist
 
 # TESTFLAGS go to go test: CI runs make test TESTFLAGS=-race.
 TESTFLAGS ?=
@@ -23,14 +23,21 @@ test:
 race:
 	$(GO) test -race $(PKGS)
 
+# e2e/ is a module of its own for the tests whose tools the library must
+# not carry in its go.mod: the OpenAPI validator and the browser driver.
+e2e:
+	cd e2e && $(GO) test $(TESTFLAGS) ./...
+
 lint:
 	$(GO) vet $(PKGS)
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	cd bench && $(GO) mod tidy -diff
+	cd e2e && $(GO) vet ./... && $(GO) mod tidy -diff
 	$(STATICCHECK) $(PKGS)
 	cd bench && $(STATICCHECK) ./...
+	cd e2e && $(STATICCHECK) ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -6,8 +6,8 @@ import (
 )
 
 // openAPIDocument is docs/openapi.yaml as JSON. It is generated (see
-// cmd/hostguard/openapi_test.go, whose test fails when it is stale), so the
-// daemon needs no YAML parser to serve it.
+// e2e/openapi, whose test fails when it is stale), so the daemon needs no
+// YAML parser to serve it.
 //
 //go:embed openapi.json
 var openAPIDocument []byte

@@ -1,4 +1,9 @@
-package main
+// Package openapi checks docs/openapi.yaml: against OpenAPI 3.1, against
+// the routes the server registers, and against the real daemon, every
+// request and answer of a run through each route validated. It lives in
+// this test-only module so that the library's go.mod carries no OpenAPI
+// validator.
+package openapi
 
 import (
 	"bytes"
@@ -31,6 +36,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/paths"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
+	"github.com/hostguard/hostguard/e2e/internal/daemon"
+	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/internal/waitfor"
 )
 
@@ -139,7 +146,7 @@ func loadSpec(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("server/openapi.json is not docs/openapi.yaml's current form; run go test ./cmd/hostguard -run OpenAPI -update-openapi")
+		t.Fatal("server/openapi.json is not docs/openapi.yaml's current form; run (cd e2e && go test ./openapi -update-openapi)")
 	}
 	return got
 }
@@ -297,6 +304,12 @@ type apiCheck struct {
 	seen  map[operation]map[int]bool
 }
 
+// leaseOut is a claimed item as the items API answers it.
+type leaseOut struct {
+	ID    string `json:"id"`
+	Lease string `json:"lease"`
+}
+
 type reqOpt struct {
 	noToken bool
 	// badInput marks a request the daemon is meant to refuse: only the
@@ -389,9 +402,11 @@ func (c *apiCheck) do(method, path string, body any, want int, out any, opt reqO
 func TestOpenAPIValidation(t *testing.T) {
 	spec := loadSpec(t)
 	v, model := buildModel(t, spec)
-	bin := buildBinary(t)
+	bin := daemon.Build(t)
 	dir := t.TempDir()
-	idx, _ := newIndexer(t)
+	idx := fakeindexer.New(fakeindexer.Options{APIKey: daemon.IndexerKey})
+	t.Cleanup(idx.Close)
+	idx.PublishEvery(4, time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC), time.Minute)
 	cfg := filepath.Join(dir, "hostguard.json")
 	if err := os.WriteFile(cfg, []byte(`{
 		"budget": {"sources": [{"name": "films", "owner_daily_limit": 1000, "pace": "0s"}]},
@@ -401,10 +416,10 @@ func TestOpenAPIValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tok = "openapi-test-token"
-	d := start(t, bin, filepath.Join(dir, "spec.db"), "--config", cfg, "--token", tok)
+	d := daemon.Start(t, bin, filepath.Join(dir, "spec.db"), "--config", cfg, "--token", tok)
 	tr := &http.Transport{Proxy: nil}
 	defer tr.CloseIdleConnections()
-	c := &apiCheck{t: t, base: d.api, token: tok, v: v, model: model,
+	c := &apiCheck{t: t, base: d.API, token: tok, v: v, model: model,
 		hc: &http.Client{Transport: tr, Timeout: 10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		seen: map[operation]map[int]bool{}}
@@ -431,7 +446,7 @@ func TestOpenAPIValidation(t *testing.T) {
 	// validated call below must see the ready answer, so wait for it first.
 	c.do("GET", "/healthz", nil, 200, nil, reqOpt{noToken: true})
 	waitfor.True(t, 15*time.Second, "the daemon to be ready", func() bool {
-		resp, err := c.hc.Get(d.api + "/readyz")
+		resp, err := c.hc.Get(d.API + "/readyz")
 		if err != nil {
 			return false
 		}
@@ -446,12 +461,12 @@ func TestOpenAPIValidation(t *testing.T) {
 	c.do("GET", "/v1/status", nil, 200, nil, none)
 	c.do("GET", "/v1/status", nil, 401, nil, reqOpt{noToken: true})
 	// The dashboard's login and logout, as its forms post them.
-	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Origin": {d.api}}
+	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Origin": {d.API}}
 	c.do("POST", "/login", nil, 401, nil, reqOpt{noToken: true, rawBody: []byte("token=wrong"), header: form})
 	c.do("POST", "/login", nil, 303, nil, reqOpt{noToken: true, rawBody: []byte("token=" + tok), header: form})
 	c.do("POST", "/login", nil, 403, nil, reqOpt{noToken: true, badInput: true, rawBody: []byte("token=" + tok),
 		header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}})
-	c.do("POST", "/logout", nil, 303, nil, reqOpt{noToken: true, header: http.Header{"Origin": {d.api}}})
+	c.do("POST", "/logout", nil, 303, nil, reqOpt{noToken: true, header: http.Header{"Origin": {d.API}}})
 	c.do("POST", "/logout", nil, 403, nil, reqOpt{noToken: true, badInput: true})
 	served := c.do("GET", "/v1/openapi.json", nil, 200, nil, none)
 	if !bytes.Equal(served, spec) {
@@ -596,7 +611,7 @@ func TestOpenAPIValidation(t *testing.T) {
 		c.do("GET", "/v1/feeds/films/items?limit=2", nil, 200, &kept, none)
 		return len(kept.Items) > 0
 	}) {
-		t.Fatalf("the feed kept no items:\n%s", d.logs.String())
+		t.Fatalf("the feed kept no items:\n%s", d.Logs.String())
 	}
 	c.do("GET", "/v1/feeds", nil, 200, nil, none)
 	c.do("GET", "/v1/feeds/films/items?limit=0", nil, 400, nil, bad)
