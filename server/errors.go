@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/hostguard/hostguard/server/internal/proxystatus"
 )
 
 // apiError is every 4xx and 5xx answer of the API. Its JSON form is
@@ -82,7 +84,7 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 		e.RetrySeconds = &secs
 	}
 	if e.ProxyStatus != "" {
-		w.Header().Set("Proxy-Status", proxyStatusValue(e.ProxyStatus, e.psDetails))
+		w.Header().Set("Proxy-Status", proxystatus.Value(e.ProxyStatus, e.psDetails))
 	}
 	writeJSON(w, e.Status, e)
 }

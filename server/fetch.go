@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/server/internal/proxystatus"
 	"github.com/hostguard/hostguard/server/internal/upstream"
 )
 
@@ -152,7 +153,7 @@ func (s *Server) upstreamError(err error, via string) error {
 func streamResponse(w http.ResponseWriter, resp *http.Response) {
 	defer resp.Body.Close()
 	upstream.CopyEndToEnd(w.Header(), resp.Header)
-	dropOwnStatus(w.Header())
+	proxystatus.DropOwn(w.Header())
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	bp := getCopyBuf()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/server/internal/proxystatus"
 	"github.com/hostguard/hostguard/server/internal/upstream"
 )
 
@@ -130,7 +131,7 @@ func (s *Server) refuseConnect(w http.ResponseWriter, r *http.Request, err error
 	}
 	defer conn.Close()
 	noteStatus(w, e.Status)
-	fmt.Fprintf(brw, "HTTP/1.1 %d %s\r\n", e.Status, reasonPhrase(e.Message))
+	fmt.Fprintf(brw, "HTTP/1.1 %d %s\r\n", e.Status, proxystatus.ReasonPhrase(e.Message))
 	rec.h.Set("Content-Length", fmt.Sprint(rec.body.Len()))
 	rec.h.Set("Connection", "close")
 	_ = rec.h.Write(brw)
