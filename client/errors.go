@@ -72,7 +72,7 @@ var (
 	ErrLeaseLost       = &Error{Code: CodeLeaseLost}
 	ErrFastFail        = &Error{Code: CodeFastFail}
 	ErrTooManyTickets  = &Error{Code: CodeTooManyTickets}
-	ErrBudgetRefused   = &Error{Code: "budget"}
+	ErrBudgetRefused   = &Error{Code: codeBudget}
 	ErrBudgetExhausted = &Error{Code: CodeBudgetExhausted}
 	ErrBudgetPaced     = &Error{Code: CodeBudgetPaced}
 	ErrBudgetPaused    = &Error{Code: CodeBudgetPaused}
@@ -80,14 +80,18 @@ var (
 	ErrNotConfigured   = &Error{Code: CodeNotConfigured}
 )
 
+// codeBudget is the code of ErrBudgetRefused alone: no Error has it, every
+// budget refusal matches it.
+const codeBudget Code = "budget"
+
 // parent is the broader code each code also matches.
 var parent = map[Code]Code{
 	CodeTooLarge:        CodeBadRequest,
 	CodeLeaseLost:       CodeConflict,
-	CodeBudgetExhausted: "budget",
-	CodeBudgetPaced:     "budget",
-	CodeBudgetPaused:    "budget",
-	CodeBudgetDisabled:  "budget",
+	CodeBudgetExhausted: codeBudget,
+	CodeBudgetPaced:     codeBudget,
+	CodeBudgetPaused:    codeBudget,
+	CodeBudgetDisabled:  codeBudget,
 }
 
 // Error is an answer of the daemon that is not a success, or no answer.
