@@ -176,9 +176,14 @@ type Stats struct {
 	// ByClass counts scheduled items by the class of their latest failure,
 	// which is what they are waiting out.
 	ByClass map[string]int `json:"by_class"`
-	// DueNow counts pending and scheduled items whose time has come and
-	// leased items whose lease has run out.
+	// DueNow counts the pending and scheduled items whose time has come:
+	// the "now" bucket of Scheduler.Due, and what GET /v1/items lists
+	// with due_before set to now.
 	DueNow int `json:"due_now"`
+	// LeasesExpired counts the leased items whose lease has run out and
+	// that no worker settled or extended: a claim takes them again. Many
+	// of them mean workers die or hang.
+	LeasesExpired int `json:"leases_expired"`
 	// OldestDueLag is how long the longest-waiting due item has been due;
 	// zero when nothing is due. A growing lag means workers fall behind.
 	OldestDueLag time.Duration `json:"-"`
@@ -289,7 +294,7 @@ func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
 // statsFrom sums a store's counters into Stats: every state present, the
 // classes of scheduled items, and the lag of the oldest due item at now.
 func statsFrom(res StoreStatsResult, now time.Time) Stats {
-	st := Stats{ByState: make(map[string]int, len(States)), ByClass: map[string]int{}, DueNow: res.DueNow}
+	st := Stats{ByState: make(map[string]int, len(States)), ByClass: map[string]int{}, DueNow: res.DueNow, LeasesExpired: res.LeasesExpired}
 	for _, state := range States {
 		st.ByState[state.String()] = 0
 	}

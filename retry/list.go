@@ -240,17 +240,48 @@ type StoreDueResult struct {
 // the store's indexes of waiting items, in time proportional to the items
 // due within 30 days; call it for monitoring, not per claim.
 func (s *Scheduler) Due(ctx context.Context) (DueHistogram, error) {
-	now := s.now()
-	bounds := []time.Time{now}
-	for _, b := range dueBounds {
-		bounds = append(bounds, now.Add(b.d))
-	}
+	bounds := dueBoundsFrom(s.now())
 	res, err := s.store.RetryDue(ctx, StoreDueParams{Bounds: bounds})
 	if err != nil {
 		return DueHistogram{}, err
 	}
-	if len(res.Counts) != len(bounds)+1 {
-		return DueHistogram{}, fmt.Errorf("retry: the store returned %d due counts for %d bounds", len(res.Counts), len(bounds))
+	return dueHistogram(res, len(bounds))
+}
+
+// StatsAndDue returns Stats and Due as read from one snapshot of the
+// store, so that what a report shows of both agrees: the histogram's
+// "now" bucket is Stats.DueNow, and its buckets add up to the pending and
+// scheduled counts of Stats.ByState. It costs what Due does.
+func (s *Scheduler) StatsAndDue(ctx context.Context) (Stats, DueHistogram, error) {
+	now := s.now()
+	bounds := dueBoundsFrom(now)
+	res, err := s.store.RetryStats(ctx, StoreStatsParams{Now: now, DueBounds: bounds})
+	if err != nil {
+		return Stats{}, DueHistogram{}, err
+	}
+	if res.Due == nil {
+		return Stats{}, DueHistogram{}, fmt.Errorf("retry: the store returned no due counts with the statistics")
+	}
+	h, err := dueHistogram(*res.Due, len(bounds))
+	if err != nil {
+		return Stats{}, DueHistogram{}, err
+	}
+	st := statsFrom(res, now)
+	st.Schedule = s.Schedule()
+	return st, h, nil
+}
+
+func dueBoundsFrom(now time.Time) []time.Time {
+	bounds := []time.Time{now}
+	for _, b := range dueBounds {
+		bounds = append(bounds, now.Add(b.d))
+	}
+	return bounds
+}
+
+func dueHistogram(res StoreDueResult, nbounds int) (DueHistogram, error) {
+	if len(res.Counts) != nbounds+1 {
+		return DueHistogram{}, fmt.Errorf("retry: the store returned %d due counts for %d bounds", len(res.Counts), nbounds)
 	}
 	h := DueHistogram{Buckets: make([]DueBucket, 0, len(res.Counts)), OldestDue: res.Oldest}
 	zero := int64(0)

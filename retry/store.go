@@ -36,7 +36,8 @@ type Store interface {
 	RetryObserve(ctx context.Context, p StoreObserveParams) (StoreObserveResult, error)
 	// RetryGet loads one item, or returns ErrNotFound.
 	RetryGet(ctx context.Context, p StoreGetParams) (StoreGetResult, error)
-	// RetryStats reads the item counters and the due backlog.
+	// RetryStats reads the item counters and the due backlog, and with
+	// DueBounds the due histogram, from one snapshot.
 	RetryStats(ctx context.Context, p StoreStatsParams) (StoreStatsResult, error)
 	// RetryForget deletes one item, or returns ErrNotFound.
 	RetryForget(ctx context.Context, p StoreForgetParams) error
@@ -360,6 +361,11 @@ type StoreGetResult struct {
 type StoreStatsParams struct {
 	// Now decides what is due.
 	Now time.Time
+	// DueBounds, when set, asks for the due histogram too (Due), read as
+	// RetryDue reads it with these bounds and from the same snapshot as
+	// the counters, so that a report showing both never disagrees with
+	// itself.
+	DueBounds []time.Time
 }
 
 // StoreStatsResult is the output of Store.RetryStats, read from one
@@ -369,11 +375,16 @@ type StoreStatsResult struct {
 	// order; the same pair may appear more than once (shards), and zero
 	// counts may be left out.
 	Counts []StoreCount
-	// DueNow counts ready items due at Now and not-ready items (future
-	// work, leases) whose next_at has come.
+	// DueNow counts the pending and scheduled items whose next_at has
+	// come (ready or not), as RetryDue's first bucket does.
 	DueNow int
 	// OldestDue is the earliest next_at among them; zero if none.
 	OldestDue time.Time
+	// LeasesExpired counts the leased items whose lease (next_at) has run
+	// out: claimable again, but not counted as due.
+	LeasesExpired int
+	// Due is RetryDue's answer for DueBounds; nil when they were not set.
+	Due *StoreDueResult
 	// Pruned is the retention counter: done items RetryPrune deleted, in
 	// total, and when it last deleted any (zero if never).
 	Pruned   int64

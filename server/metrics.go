@@ -348,7 +348,7 @@ var (
 	descItems = prometheus.NewDesc("hostguard_retry_items",
 		"Retry queue items by state.", []string{"state"}, nil)
 	descDue = prometheus.NewDesc("hostguard_retry_due_items",
-		"Retry queue items due now.", nil, nil)
+		"Retry queue items due now: pending and scheduled items whose time has come (leases that ran out are not counted).", nil, nil)
 	descLag = prometheus.NewDesc("hostguard_retry_oldest_due_lag_seconds",
 		"How long the longest-waiting due item has been due; growing means workers fall behind.", nil, nil)
 	descPruned = prometheus.NewDesc("hostguard_retry_pruned_items_total",

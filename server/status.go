@@ -31,6 +31,8 @@ type statusReport struct {
 
 	Guard guardSummary `json:"guard"`
 	Hosts *hostSummary `json:"hosts,omitempty"`
+	// Items and ItemsDue come from one read of the store: ItemsDue's
+	// "now" bucket is Items.DueNow.
 	Items *retry.Stats `json:"items,omitempty"`
 	// ItemsDue counts the waiting items by when they are next due.
 	ItemsDue *retry.DueHistogram `json:"items_due,omitempty"`
@@ -108,19 +110,15 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 		}
 	}
 	if r := s.cfg.Retry; r != nil {
-		st, err := r.Stats(ctx)
+		q, err := s.due.get(ctx, func(ctx context.Context) (queueSnapshot, error) {
+			st, due, err := r.StatsAndDue(ctx)
+			return queueSnapshot{Stats: st, Due: due}, err
+		})
 		if err != nil {
-			s.log.Error("server: reading queue statistics for the status report failed", "err", err)
+			s.log.Error("server: reading the retry queue for the status report failed", "err", err)
 			rep.Problems = append(rep.Problems, "the retry queue could not be read")
 		} else {
-			rep.Items = &st
-		}
-		due, err := s.due.get(ctx, r.Due)
-		if err != nil {
-			s.log.Error("server: reading the due histogram for the status report failed", "err", err)
-			rep.Problems = append(rep.Problems, "the retry queue's due times could not be read")
-		} else {
-			rep.ItemsDue = &due
+			rep.Items, rep.ItemsDue = &q.Stats, &q.Due
 		}
 	}
 	if b := s.cfg.Budget; b != nil {

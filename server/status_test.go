@@ -192,3 +192,52 @@ func TestStatusFeedErrorsAreShort(t *testing.T) {
 		t.Logf("GET /v1/feeds error %q has no URL to leave out; the check above proves little", full.LastError)
 	}
 }
+
+// TestStatusQueueCountsAgreeWithTheBars: the status report's "due now"
+// count and its histogram's "now" bar come from one read and count the
+// same items, the waiting ones whose time has come; a lease that ran out
+// is counted apart, in items.leases_expired.
+func TestStatusQueueCountsAgreeWithTheBars(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "l1"}}})
+	if ls := f.claim(t, 1, 60); len(ls) != 1 {
+		t.Fatalf("claimed %d items; want 1", len(ls))
+	}
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "d1"}, {"id": "d2"}, {"id": "d3"}}})
+	f.clock.Advance(2 * time.Minute) // the lease of l1 runs out
+	var rep struct {
+		Items struct {
+			DueNow        int            `json:"due_now"`
+			LeasesExpired int            `json:"leases_expired"`
+			ByState       map[string]int `json:"by_state"`
+		} `json:"items"`
+		ItemsDue struct {
+			Buckets []struct {
+				Name  string `json:"name"`
+				Count int    `json:"count"`
+			} `json:"buckets"`
+			Waiting int `json:"waiting"`
+		} `json:"items_due"`
+	}
+	decodeInto(t, f.do("GET", "/v1/status", nil), &rep)
+	if len(rep.ItemsDue.Buckets) == 0 || rep.ItemsDue.Buckets[0].Name != "now" {
+		t.Fatalf("no \"now\" bucket: %+v", rep.ItemsDue)
+	}
+	if now := rep.ItemsDue.Buckets[0].Count; rep.Items.DueNow != now || now != 3 {
+		t.Fatalf("due now %d, the \"now\" bar %d; want both 3", rep.Items.DueNow, now)
+	}
+	if rep.Items.LeasesExpired != 1 {
+		t.Fatalf("leases expired %d; want 1", rep.Items.LeasesExpired)
+	}
+	if w := rep.Items.ByState["pending"] + rep.Items.ByState["scheduled"]; w != rep.ItemsDue.Waiting {
+		t.Fatalf("%d waiting by the counters, %d by the histogram", w, rep.ItemsDue.Waiting)
+	}
+	var stats struct {
+		DueNow int `json:"due_now"`
+	}
+	decodeInto(t, f.do("GET", "/v1/items/stats", nil), &stats)
+	if stats.DueNow != 3 {
+		t.Fatalf("GET /v1/items/stats says %d due now; want the status report's 3", stats.DueNow)
+	}
+}

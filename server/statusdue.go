@@ -8,7 +8,7 @@ import (
 	"github.com/hostguard/hostguard/retry"
 )
 
-// dueReuseFactor sets how long the status report reuses a due histogram:
+// dueReuseFactor sets how long the status report reuses a queue snapshot:
 // that many times what reading it took. Counting the waiting items by due
 // time costs in proportion to the items due within 30 days (about a second
 // on SQLite and 3.5 s on PostgreSQL with 5 million of them), and the
@@ -17,20 +17,30 @@ import (
 // afresh on every refresh.
 const dueReuseFactor = 10
 
-// dueCache holds the status report's last due histogram. One read runs at
-// a time; callers that arrive meanwhile wait for it and share its answer.
-// GET /v1/items/stats does not use it: an API caller gets exact counts.
+// queueSnapshot is the retry queue as the status report shows it: its
+// counters and its due histogram, read from one snapshot of the store
+// (retry.Scheduler.StatsAndDue), so that the counts and the bars of one
+// refresh agree.
+type queueSnapshot struct {
+	Stats retry.Stats
+	Due   retry.DueHistogram
+}
+
+// dueCache holds the status report's last queue snapshot. One read runs
+// at a time; callers that arrive meanwhile wait for it and share its
+// answer. GET /v1/items/stats does not use it: an API caller gets exact
+// counts.
 type dueCache struct {
 	mu      sync.Mutex
-	hist    retry.DueHistogram
+	hist    queueSnapshot
 	readAt  time.Time     // when hist was read; zero before the first read
 	took    time.Duration // what reading hist took
 	reading chan struct{} // closed when the read under way ends; nil if none
 }
 
-// get returns a histogram no older than dueReuseFactor times its read,
+// get returns a snapshot no older than dueReuseFactor times its read,
 // reading one with read when there is none.
-func (c *dueCache) get(ctx context.Context, read func(context.Context) (retry.DueHistogram, error)) (retry.DueHistogram, error) {
+func (c *dueCache) get(ctx context.Context, read func(context.Context) (queueSnapshot, error)) (queueSnapshot, error) {
 	c.mu.Lock()
 	for {
 		if !c.readAt.IsZero() && time.Since(c.readAt) < dueReuseFactor*c.took {
@@ -46,7 +56,7 @@ func (c *dueCache) get(ctx context.Context, read func(context.Context) (retry.Du
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return retry.DueHistogram{}, ctx.Err()
+			return queueSnapshot{}, ctx.Err()
 		}
 		c.mu.Lock()
 		if !c.readAt.IsZero() && time.Since(c.readAt) < max(dueReuseFactor*c.took, time.Second) {

@@ -17,15 +17,15 @@ type histReader struct {
 	err   error
 }
 
-func (h *histReader) read(context.Context) (retry.DueHistogram, error) {
+func (h *histReader) read(context.Context) (queueSnapshot, error) {
 	h.reads++
 	// The read's cost is what the cache measures; it stands for a slow
 	// count, not for synchronisation.
 	time.Sleep(h.cost)
 	if h.err != nil {
-		return retry.DueHistogram{}, h.err
+		return queueSnapshot{}, h.err
 	}
-	return retry.DueHistogram{Waiting: h.reads}, nil
+	return queueSnapshot{Due: retry.DueHistogram{Waiting: h.reads}}, nil
 }
 
 func TestDueCacheReusesAnExpensiveRead(t *testing.T) {
@@ -40,8 +40,8 @@ func TestDueCacheReusesAnExpensiveRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.reads != 1 || second.Waiting != first.Waiting {
-		t.Fatalf("reads = %d, answers %d then %d; want one read, shared", r.reads, first.Waiting, second.Waiting)
+	if r.reads != 1 || second.Due.Waiting != first.Due.Waiting {
+		t.Fatalf("reads = %d, answers %d then %d; want one read, shared", r.reads, first.Due.Waiting, second.Due.Waiting)
 	}
 	// Once it is older than that, the next report reads again.
 	c.readAt = c.readAt.Add(-2 * time.Second)
@@ -49,8 +49,8 @@ func TestDueCacheReusesAnExpensiveRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.reads != 2 || third.Waiting != 2 {
-		t.Fatalf("after the reuse window: reads = %d, answer %d; want a second read", r.reads, third.Waiting)
+	if r.reads != 2 || third.Due.Waiting != 2 {
+		t.Fatalf("after the reuse window: reads = %d, answer %d; want a second read", r.reads, third.Due.Waiting)
 	}
 }
 
@@ -67,8 +67,8 @@ func TestDueCacheReadsACheapOneAfresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.reads != 2 || h.Waiting != 2 {
-		t.Fatalf("reads = %d, answer %d; want a fresh read", r.reads, h.Waiting)
+	if r.reads != 2 || h.Due.Waiting != 2 {
+		t.Fatalf("reads = %d, answer %d; want a fresh read", r.reads, h.Due.Waiting)
 	}
 }
 
@@ -81,7 +81,7 @@ func TestDueCacheKeepsNoError(t *testing.T) {
 	}
 	r.err = nil
 	h, err := c.get(context.Background(), r.read)
-	if err != nil || r.reads != 2 || h.Waiting != 2 {
-		t.Fatalf("after a failed read: reads = %d, answer %d, err %v; want a fresh read", r.reads, h.Waiting, err)
+	if err != nil || r.reads != 2 || h.Due.Waiting != 2 {
+		t.Fatalf("after a failed read: reads = %d, answer %d, err %v; want a fresh read", r.reads, h.Due.Waiting, err)
 	}
 }

@@ -577,7 +577,7 @@ func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry
 		}
 		for _, sql := range []string{
 			`SELECT count(*), min(next_at) FROM retry_items WHERE ready AND state IN (0, 1) AND next_at <= $1`,
-			`SELECT count(*), min(next_at) FROM retry_items WHERE NOT ready AND next_at IS NOT NULL AND next_at <= $1`,
+			`SELECT count(*), min(next_at) FROM retry_items WHERE NOT ready AND next_at IS NOT NULL AND next_at <= $1 AND state IN (0, 1)`,
 		} {
 			var n int
 			var min *time.Time
@@ -588,6 +588,17 @@ func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry
 			if min != nil && (res.OldestDue.IsZero() || min.Before(res.OldestDue)) {
 				res.OldestDue = min.UTC()
 			}
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM retry_items
+			WHERE NOT ready AND next_at IS NOT NULL AND next_at <= $1 AND state = 2`, q.Now).Scan(&res.LeasesExpired); err != nil {
+			return err
+		}
+		if q.DueBounds != nil {
+			due, err := retryDue(ctx, tx, q.DueBounds)
+			if err != nil {
+				return err
+			}
+			res.Due = &due
 		}
 		var prunedAt *time.Time
 		if err := tx.QueryRow(ctx, `SELECT n, last_at FROM retry_pruned WHERE one = 0`).Scan(&res.Pruned, &prunedAt); err != nil {

@@ -104,26 +104,38 @@ const retryDueCountSQL = `WITH w AS (
 
 // RetryDue implements retry.Store in one statement.
 func (s *Store) RetryDue(ctx context.Context, p retry.StoreDueParams) (retry.StoreDueResult, error) {
-	if len(p.Bounds) != 5 {
-		return retry.StoreDueResult{}, fmt.Errorf("postgres: retry due: %d bounds, want 5", len(p.Bounds))
-	}
-	args := make([]any, len(p.Bounds))
-	for i, b := range p.Bounds {
-		args[i] = b
-	}
-	counts := make([]int, 6)
-	var near, total int
-	var oldest *time.Time
+	var res retry.StoreDueResult
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// As for Stats: parallel workers cost more than the short scans.
 		if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, retryDueCountSQL, args...).Scan(&near,
-			&counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &total, &oldest)
+		var err error
+		res, err = retryDue(ctx, tx, p.Bounds)
+		return err
 	})
 	if err != nil {
 		return retry.StoreDueResult{}, fmt.Errorf("postgres: retry due: %w", err)
+	}
+	return res, nil
+}
+
+// retryDue counts in tx, which RetryStats shares with its other reads.
+func retryDue(ctx context.Context, tx pgx.Tx, bounds []time.Time) (retry.StoreDueResult, error) {
+	if len(bounds) != 5 {
+		return retry.StoreDueResult{}, fmt.Errorf("%d bounds, want 5", len(bounds))
+	}
+	args := make([]any, len(bounds))
+	for i, b := range bounds {
+		args[i] = b
+	}
+	counts := make([]int, 6)
+	var near, total int
+	var oldest *time.Time
+	err := tx.QueryRow(ctx, retryDueCountSQL, args...).Scan(&near,
+		&counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &total, &oldest)
+	if err != nil {
+		return retry.StoreDueResult{}, err
 	}
 	counts[5] = max(total-near, 0)
 	res := retry.StoreDueResult{Counts: counts}

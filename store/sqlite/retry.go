@@ -515,14 +515,14 @@ func (s *Store) RetryGet(ctx context.Context, q retry.StoreGetParams) (retry.Sto
 
 // RetryStats implements retry.Store. It reads one snapshot.
 func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry.StoreStatsResult, error) {
-	res, err := s.retryStats(ctx, micros(q.Now))
+	res, err := s.retryStats(ctx, micros(q.Now), q.DueBounds)
 	if err != nil {
 		return retry.StoreStatsResult{}, fmt.Errorf("sqlite: retry stats: %w", err)
 	}
 	return res, nil
 }
 
-func (s *Store) retryStats(ctx context.Context, now int64) (retry.StoreStatsResult, error) {
+func (s *Store) retryStats(ctx context.Context, now int64, bounds []time.Time) (retry.StoreStatsResult, error) {
 	var res retry.StoreStatsResult
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -547,7 +547,7 @@ func (s *Store) retryStats(ctx context.Context, now int64) (retry.StoreStatsResu
 	oldest := int64(0)
 	for _, q := range []string{
 		`SELECT count(*), min(next_at) FROM retry_items WHERE ready = 1 AND state IN (0, 1) AND next_at <= ?`,
-		`SELECT count(*), min(next_at) FROM retry_items WHERE ready = 0 AND next_at IS NOT NULL AND next_at <= ?`,
+		`SELECT count(*), min(next_at) FROM retry_items WHERE ready = 0 AND next_at IS NOT NULL AND next_at <= ? AND state IN (0, 1)`,
 	} {
 		var n int
 		var min sql.NullInt64
@@ -561,6 +561,17 @@ func (s *Store) retryStats(ctx context.Context, now int64) (retry.StoreStatsResu
 	}
 	if oldest != 0 {
 		res.OldestDue = fromMicros(oldest)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM retry_items
+		WHERE ready = 0 AND next_at IS NOT NULL AND next_at <= ? AND state = 2`, now).Scan(&res.LeasesExpired); err != nil {
+		return res, err
+	}
+	if bounds != nil {
+		due, err := retryDue(ctx, tx, bounds)
+		if err != nil {
+			return res, err
+		}
+		res.Due = &due
 	}
 	var prunedAt sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT n, last_at FROM retry_pruned WHERE one = 0`).Scan(&res.Pruned, &prunedAt); err != nil {

@@ -100,20 +100,32 @@ const retryDueCountSQL = `WITH w AS (
 
 // RetryDue implements retry.Store in one statement.
 func (s *Store) RetryDue(ctx context.Context, p retry.StoreDueParams) (retry.StoreDueResult, error) {
-	if len(p.Bounds) != 5 {
-		return retry.StoreDueResult{}, fmt.Errorf("sqlite: retry due: %d bounds, want 5", len(p.Bounds))
+	res, err := retryDue(ctx, s.r, p.Bounds)
+	if err != nil {
+		return retry.StoreDueResult{}, fmt.Errorf("sqlite: retry due: %w", err)
 	}
-	args := make([]any, len(p.Bounds))
-	for i, b := range p.Bounds {
+	return res, nil
+}
+
+// retryDue counts through q, a transaction when the counts go with other
+// reads of one snapshot (RetryStats).
+func retryDue(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, bounds []time.Time) (retry.StoreDueResult, error) {
+	if len(bounds) != 5 {
+		return retry.StoreDueResult{}, fmt.Errorf("%d bounds, want 5", len(bounds))
+	}
+	args := make([]any, len(bounds))
+	for i, b := range bounds {
 		args[i] = micros(b)
 	}
 	var near, total int
 	counts := make([]int, 6)
 	var oldest sql.NullInt64
-	err := s.r.QueryRowContext(ctx, retryDueCountSQL, args...).Scan(&near,
+	err := q.QueryRowContext(ctx, retryDueCountSQL, args...).Scan(&near,
 		&counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &total, &oldest)
 	if err != nil {
-		return retry.StoreDueResult{}, fmt.Errorf("sqlite: retry due: %w", err)
+		return retry.StoreDueResult{}, err
 	}
 	counts[5] = max(total-near, 0)
 	res := retry.StoreDueResult{Counts: counts}

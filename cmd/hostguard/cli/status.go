@@ -49,7 +49,9 @@ type statsJSON struct {
 	ByState map[string]int `json:"by_state"`
 	ByClass map[string]int `json:"by_class"`
 	DueNow  int            `json:"due_now"`
-	Lag     float64        `json:"oldest_due_lag_seconds"`
+	// LeasesExpired counts leases that ran out: claimable, not due.
+	LeasesExpired int     `json:"leases_expired"`
+	Lag           float64 `json:"oldest_due_lag_seconds"`
 	// HostWakes and HostWoken count wakes of parked items whose host
 	// answered again, and the items they made due.
 	HostWakes int `json:"host_wakes"`
@@ -139,6 +141,9 @@ func printStats(w io.Writer, it *statsJSON) {
 		}
 		fmt.Fprintln(w)
 		table(w, "", []string{"WAITING AFTER", "ITEMS"}, rows)
+	}
+	if it.LeasesExpired > 0 {
+		fmt.Fprintf(w, "\n%d leases expired: claimable again, not counted as due now\n", it.LeasesExpired)
 	}
 	if it.HostWakes > 0 {
 		fmt.Fprintf(w, "\n%d items made due by %d wakes of hosts that answered again\n", it.HostWoken, it.HostWakes)
