@@ -102,57 +102,11 @@ func (f *fixture) proxyDo(t *testing.T, method, rawURL string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func TestPlainUpstreamConnectionIsReused(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-		for {
-			req, ok := s.read(n, br)
-			if !ok {
-				return
-			}
-			if req.Method == http.MethodHead {
-				// A length that HEAD's answer never carries.
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
-				continue
-			}
-			answerOK(c, "hello")
-		}
-	})
-	for _, m := range []string{"GET", "HEAD", "GET", "DELETE"} {
-		code, body := f.proxyDo(t, m, up.url()+"/"+strings.ToLower(m))
-		if want := map[bool]string{true: "", false: "hello"}[m == "HEAD"]; code != 200 || body != want {
-			t.Fatalf("%s: %d %q", m, code, body)
-		}
-	}
-	if got, want := up.seen(), "0:GET /get 0:HEAD /head 0:GET /get 0:DELETE /delete"; got != want {
-		t.Fatalf("upstream saw %q, want %q (one connection for all)", got, want)
-	}
-}
-
-func TestPlainUpstreamReadToCloseIsNotReused(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-		if _, ok := s.read(n, br); ok {
-			// No length: the body ends with the connection.
-			io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nuntil close")
-		}
-	})
-	for range 2 {
-		if code, body := f.proxyDo(t, "GET", up.url()+"/x"); code != 200 || body != "until close" {
-			t.Fatalf("answer %d %q", code, body)
-		}
-	}
-	if got, want := up.seen(), "0:GET /x 1:GET /x"; got != want {
-		t.Fatalf("upstream saw %q, want %q", got, want)
-	}
-}
-
 // TestPlainUpstreamStaleConnectionIsRetriedOnce: an upstream that closes a
 // kept-alive connection, before or just after the next request arrives,
 // is asked again on a fresh connection, and the client sees its answer;
-// the guard counts nothing against it.
+// the guard counts nothing against it. (The pool's other rules are tested
+// in server/internal/upstream.)
 func TestPlainUpstreamStaleConnectionIsRetriedOnce(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -204,57 +158,6 @@ func TestPlainUpstreamStaleConnectionIsRetriedOnce(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestPlainUpstreamNonReplayableIsNotRetried: a bodyless POST is never
-// sent twice. A pooled connection that the upstream closed while idle is
-// not used for it; one that breaks after the upstream heard it is the
-// client's 502.
-func TestPlainUpstreamNonReplayableIsNotRetried(t *testing.T) {
-	t.Parallel()
-	t.Run("closed while idle", func(t *testing.T) {
-		t.Parallel()
-		f := setup(t)
-		closed := make(chan struct{})
-		up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-			if _, ok := s.read(n, br); ok {
-				answerOK(c, fmt.Sprint("answer ", n))
-			}
-			if n == 0 {
-				c.Close()
-				close(closed)
-			}
-		})
-		if code, _ := f.proxyDo(t, "GET", up.url()+"/1"); code != 200 {
-			t.Fatalf("first: %d", code)
-		}
-		<-closed
-		if code, body := f.proxyDo(t, "POST", up.url()+"/2"); code != 200 || body != "answer 1" {
-			t.Fatalf("POST: %d %q", code, body)
-		}
-		if got, want := up.seen(), "0:GET /1 1:POST /2"; got != want {
-			t.Fatalf("upstream saw %q, want %q", got, want)
-		}
-	})
-	t.Run("closed on hearing it", func(t *testing.T) {
-		t.Parallel()
-		f := setup(t)
-		up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-			if _, ok := s.read(n, br); ok {
-				answerOK(c, "first")
-			}
-			s.read(n, br)
-		})
-		if code, _ := f.proxyDo(t, "GET", up.url()+"/1"); code != 200 {
-			t.Fatalf("first: %d", code)
-		}
-		if code, _ := f.proxyDo(t, "POST", up.url()+"/2"); code != http.StatusBadGateway {
-			t.Fatalf("POST on a connection that broke: %d, want 502", code)
-		}
-		if got, want := up.seen(), "0:GET /1 0:POST /2"; got != want {
-			t.Fatalf("upstream saw %q, want %q (sent once)", got, want)
-		}
-	})
 }
 
 // rawProxyConn is a client connection to the proxy for writing requests
