@@ -62,7 +62,14 @@ type guardLink struct {
 	channel string
 	kick    chan struct{} // a publication is queued; buffer 1
 	wdone   chan struct{} // the writer returned
+	wconn   *pgx.Conn     // the writer's connection; nil until needed and after a failure; the writer's alone
 	ldone   chan struct{} // the listener returned; nil until Start
+
+	// remote holds the other nodes' openings this link delivered, by
+	// endpoint, with their until: the listener's alone. After a
+	// reconnection, one that is no longer in the table closed while the
+	// link was away.
+	remote map[string]time.Time
 }
 
 // note is a NOTIFY's payload: one transition and the node it came from.
@@ -104,6 +111,16 @@ func (l *guardLink) Publish(t guard.Transition) {
 // write sends queued publications until Close, then what is left.
 func (l *guardLink) write() {
 	defer close(l.wdone)
+	defer l.dropWriterConn()
+	// Connected and the channel named before the first trip, so that it
+	// does not wait for either; a failure here is tried again then.
+	ctx, cancel := context.WithTimeout(l.ctx, guardShareTimeout)
+	if conn, err := l.writerConn(ctx); err == nil {
+		if _, err := l.channelName(ctx, conn); err != nil {
+			l.dropWriterConn()
+		}
+	}
+	cancel()
 	for {
 		select {
 		case <-l.kick:
@@ -137,8 +154,13 @@ func (l *guardLink) flush(ctx context.Context) {
 // publish writes one transition and announces it in one statement: the
 // NOTIFY is delivered when the row change commits.
 func (l *guardLink) publish(ctx context.Context, t guard.Transition) error {
-	channel, err := l.channelName(ctx, l.s.pool)
+	conn, err := l.writerConn(ctx)
 	if err != nil {
+		return err
+	}
+	channel, err := l.channelName(ctx, conn)
+	if err != nil {
+		l.dropWriterConn()
 		return err
 	}
 	n := note{Node: l.p.Node, Change: uint8(t.Change), Endpoint: t.Endpoint, At: t.At.UnixNano()}
@@ -183,8 +205,43 @@ func (l *guardLink) publish(ctx context.Context, t guard.Transition) error {
 	default:
 		return nil
 	}
-	_, err = l.s.pool.Exec(ctx, q, args...)
+	if _, err = conn.Exec(ctx, q, args...); err != nil {
+		l.dropWriterConn()
+	}
 	return err
+}
+
+// writerConn returns the writer's connection, opening it if needed.
+//
+// Publications have a connection of their own, not one from the pool:
+// they are rare, so a pooled connection was nearly always idle for more
+// than a second when one came, and the pool pinged it first (pgxpool's
+// default), a second round trip whose own wait on a busy server was half
+// of a trip's delay to the other nodes in the slowest cases; and in the
+// daemon the pool's connections also serve retry claims, which a
+// publication would queue behind. Like the listener's, the connection is
+// opened again after a failure, when the next publication needs it.
+func (l *guardLink) writerConn(ctx context.Context) (*pgx.Conn, error) {
+	if l.wconn != nil {
+		return l.wconn, nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, l.s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, err
+	}
+	l.wconn = conn
+	return conn, nil
+}
+
+// dropWriterConn closes the writer's connection, briefly bounded.
+func (l *guardLink) dropWriterConn() {
+	if l.wconn == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = l.wconn.Close(cctx)
+	l.wconn = nil
 }
 
 // Claim implements guard.Claimer with one conditional upsert: the lease on
@@ -277,25 +334,33 @@ func (l *guardLink) listenOnce(apply func(guard.Transition), listening func()) e
 	defer closeConn()
 	// Listening first: an opening committed from here on is announced
 	// even if the load below misses it.
-	rows, err := conn.Query(ctx, `SELECT endpoint, opened_at, since, until FROM guard_openings
-		WHERE until > $1 AND node <> $2`, l.p.Now(), l.p.Node)
+	rows, err := conn.Query(ctx, `SELECT endpoint, node, opened_at, since, until FROM guard_openings
+		WHERE until > $1`, l.p.Now())
 	if err != nil {
 		return err
 	}
 	var loaded []guard.Transition
+	running := map[string]bool{} // every opening still running, this node's too
 	for rows.Next() {
 		t := guard.Transition{Change: guard.ChangeOpened}
-		if err := rows.Scan(&t.Endpoint, &t.At, &t.Since, &t.Until); err != nil {
+		var node string
+		if err := rows.Scan(&t.Endpoint, &node, &t.At, &t.Since, &t.Until); err != nil {
 			rows.Close()
 			return err
 		}
-		loaded = append(loaded, t)
+		running[t.Endpoint] = true
+		if node != l.p.Node {
+			loaded = append(loaded, t)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, t := range loaded {
+	for _, t := range l.missedCloses(running) {
 		apply(t)
+	}
+	for _, t := range loaded {
+		l.deliver(apply, t)
 	}
 	listening()
 	for {
@@ -307,8 +372,47 @@ func (l *guardLink) listenOnce(apply func(guard.Transition), listening func()) e
 		if json.Unmarshal([]byte(n.Payload), &msg) != nil || msg.Node == l.p.Node {
 			continue
 		}
-		apply(msg.transition())
+		l.deliver(apply, msg.transition())
 	}
+}
+
+// deliver passes t on and keeps track of the remote openings delivered.
+func (l *guardLink) deliver(apply func(guard.Transition), t guard.Transition) {
+	if l.remote == nil {
+		l.remote = map[string]time.Time{}
+	}
+	switch t.Change {
+	case guard.ChangeOpened:
+		if t.Until.After(l.remote[t.Endpoint]) {
+			l.remote[t.Endpoint] = t.Until
+		}
+	case guard.ChangeAnswered, guard.ChangeReset:
+		delete(l.remote, t.Endpoint)
+	case guard.ChangeResetAll:
+		clear(l.remote)
+	}
+	apply(t)
+}
+
+// missedCloses returns, after a (re)connection has loaded the endpoints
+// whose openings are still running (still), an answer for each opening this link delivered before
+// that is running by its until but no longer in the table: it was closed
+// (answered or reset) while the link was away, and the notification was
+// lost with the connection. Without it the guard would keep failing fast
+// on a host the cluster saw answer, until the opening's until.
+func (l *guardLink) missedCloses(still map[string]bool) []guard.Transition {
+	now := l.p.Now()
+	var out []guard.Transition
+	for ep, until := range l.remote {
+		switch {
+		case !now.Before(until):
+			delete(l.remote, ep) // over by itself, here as everywhere
+		case !still[ep]:
+			delete(l.remote, ep)
+			out = append(out, guard.Transition{Endpoint: ep, Change: guard.ChangeAnswered, At: now})
+		}
+	}
+	return out
 }
 
 // channelName is the NOTIFY channel, read once: the schema comes from the

@@ -15,15 +15,20 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newHarness(t *testing.T) *storetest.Harness {
 	dsn := storetest.PostgresDSN(t)
+	open := func(t testing.TB, dsn string) hostguard.Store {
+		s, err := postgres.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
 	return &storetest.Harness{
 		Engine: "postgres",
-		Open: func(t testing.TB) hostguard.Store {
-			s, err := postgres.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatalf("open: %v", err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
+		Open:   func(t testing.TB) hostguard.Store { return open(t, dsn) },
+		OpenPartitioned: func(t testing.TB) (hostguard.Store, *storetest.Partition) {
+			through, p := storetest.NewPartition(t, dsn)
+			return open(t, through), p
 		},
 	}
 }

@@ -37,6 +37,30 @@ func linkOn(t *testing.T, h *Harness, node string, clk *clocktest.Clock) (guard.
 	return l, got
 }
 
+// linkThrough is linkOn on a handle whose connections run through a
+// Partition, which it returns; the case skips on engines without one.
+func linkThrough(t *testing.T, h *Harness, node string, clk *clocktest.Clock) (guard.Link, chan guard.Transition, *Partition) {
+	t.Helper()
+	if h.OpenPartitioned == nil {
+		t.Skipf("%s has no network to cut", h.Engine)
+	}
+	st, p := h.OpenPartitioned(t)
+	ss, ok := st.(guard.ShareStore)
+	if !ok {
+		t.Skipf("%s does not share guard transitions", h.Engine)
+	}
+	l, err := ss.GuardShare(guard.StoreShareParams{Node: node, LeaseFor: 10 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	got := make(chan guard.Transition, 16)
+	if err := l.Start(ctx(t), func(tr guard.Transition) { got <- tr }); err != nil {
+		t.Fatalf("start %s: %v", node, err)
+	}
+	return l, got, p
+}
+
 // receive returns the next transition delivered on got.
 func receive(t *testing.T, got chan guard.Transition, what string) guard.Transition {
 	t.Helper()
@@ -172,6 +196,71 @@ func testGuardShare(t *testing.T, newHarness NewFunc) {
 		_, gotC := linkOn(t, h2, "c", clk)
 		a.Publish(opened)
 		quiet(t, b, gotC, "another schema")
+	})
+
+	t.Run("a node cut off from the database", func(t *testing.T) {
+		// p loses every connection to the database while it holds the
+		// lease on x's trial. Meanwhile the lease expires and o takes it
+		// over, x closes on o's answer and y opens; p's own opening of z
+		// cannot be written. Healed, p's listener reconnects and reloads:
+		// y as an opening, and x as closed, although the notification of
+		// its close went to a connection that was gone. z stays p's
+		// alone: the other nodes learn of that host from their own
+		// evidence, as without sharing.
+		h := newHarness(t)
+		clk := clocktest.New(shareT0)
+		o, gotO := linkOn(t, h, "o", clk)
+		p, gotP, cut := linkThrough(t, h, "p", clk)
+		x, y, z := opened, opened, opened
+		x.Endpoint, y.Endpoint, z.Endpoint = "http://x.test", "http://y.test", "http://z.test"
+		y.Until = shareT0.Add(time.Minute)
+		o.Publish(x)
+		if tr := receive(t, gotP, "p, x's opening"); tr != x {
+			t.Fatalf("p got %+v, want %+v", tr, x)
+		}
+		trial := guard.ClaimParams{Endpoint: x.Endpoint, Until: x.Until}
+		if lease, err := p.Claim(ctx(t), trial); err != nil || !lease.Held {
+			t.Fatalf("p's claim before the cut: %+v, %v; want held", lease, err)
+		}
+
+		cut.Cut()
+		if _, err := p.Claim(ctx(t), trial); err == nil {
+			t.Fatal("p's claim while cut off succeeded; want an error (the guard then runs the trial itself)")
+		}
+		p.Publish(z)
+		if lease, err := o.Claim(ctx(t), trial); err != nil || lease.Held {
+			t.Fatalf("o's claim while p's lease runs: %+v, %v; want p's", lease, err)
+		}
+		clk.Advance(10 * time.Second)
+		if lease, err := o.Claim(ctx(t), trial); err != nil || !lease.Held {
+			t.Fatalf("o's claim after p's lease expired: %+v, %v; want held (takeover)", lease, err)
+		}
+		o.Publish(guard.Transition{Endpoint: x.Endpoint, Change: guard.ChangeAnswered, At: clk.Now()})
+		o.Publish(y)
+		// o's writes are in the table once a marker from o's writer
+		// has come back to o's own reader: a third node hears it.
+		_, gotW := linkOn(t, h, "w", clk)
+		if tr := receive(t, gotW, "w's load"); tr.Endpoint != y.Endpoint {
+			t.Fatalf("w loaded %+v, want y's opening only", tr)
+		}
+
+		cut.Heal()
+		got := map[string]guard.Transition{}
+		for range 2 {
+			tr := receive(t, gotP, "p after the partition")
+			got[tr.Endpoint] = tr
+		}
+		if tr := got[y.Endpoint]; tr.Change != y.Change || !tr.Until.Equal(y.Until) || !tr.Since.Equal(y.Since) {
+			t.Errorf("p reloaded y as %+v, want %+v", tr, y)
+		}
+		if tr := got[x.Endpoint]; tr.Change != guard.ChangeAnswered {
+			t.Errorf("p learned of x %+v after the partition, want it answered", tr)
+		}
+		// z was never written: o hears p's next publication and not z.
+		quiet(t, p, gotO, "o after p's partition")
+		if lease, err := p.Claim(ctx(t), guard.ClaimParams{Endpoint: y.Endpoint, Until: y.Until}); err != nil || !lease.Held {
+			t.Fatalf("p's claim after the partition: %+v, %v; want held (its pool reconnected)", lease, err)
+		}
 	})
 
 	t.Run("guards on two nodes", func(t *testing.T) {

@@ -23,6 +23,12 @@ type Harness struct {
 	// restarted process) would have. Handles are closed when the test ends;
 	// closing one earlier is allowed.
 	Open func(t testing.TB) hostguard.Store
+	// OpenPartitioned, when set, returns a handle like Open's whose every
+	// connection to the database runs through the Partition it returns
+	// (NewPartition), so that a case can cut one node off the database
+	// and heal it. Engines without a network leave it nil, and the cases
+	// that need it skip.
+	OpenPartitioned func(t testing.TB) (hostguard.Store, *Partition)
 }
 
 // MultiNode reports whether several handles act as independent nodes
