@@ -425,13 +425,20 @@
         count(s.used) + " / " + count(s.allowance),
         count(s.head_poll_reserve),
         el("span", { title: limitFrom[s.limit_from] || s.limit_from, text: count(s.daily_limit) + " (" + (s.limit_from || "?") + ")" }),
-        full ? el("span", { class: "bad" }, "exhausted", s.exhausted_until ? [" until ", when(s.exhausted_until, now)] : null)
-          : count(s.remaining) + " left",
+        s.paused ? el("span", { class: "bad", text: "paused" })
+          : full ? el("span", { class: "bad" }, "exhausted", s.exhausted_until ? [" until ", when(s.exhausted_until, now)] : null)
+            : count(s.remaining) + " left",
+        // One source is a narrow action: no confirm.
+        s.paused
+          ? act({ key: "resume-source " + s.name, label: "Resume", method: "POST", path: "/v1/budget/sources/" + encodeURIComponent(s.name) + "/pause",
+            body: { paused: false }, cli: "hostguard budget resume --source " + sh(s.name), done: "The work of " + s.name + " resumed." })
+          : act({ key: "pause-source " + s.name, label: "Pause", method: "POST", path: "/v1/budget/sources/" + encodeURIComponent(s.name) + "/pause",
+            body: { paused: true }, cli: "hostguard budget pause --source " + sh(s.name), done: "The work of " + s.name + " is paused; the other sources go on." }),
       ] };
     });
     const sources = srcRows.length
       ? table([{ label: "source", name: true }, { label: "used" }, { label: "used / allowance", n: true }, { label: "head-poll reserve", n: true },
-        { label: "daily limit (from)" }, { label: "remaining" }], srcRows)
+        { label: "daily limit (from)" }, { label: "remaining" }, { label: "action", cls: "act" }], srcRows)
       : el("p", { class: "muted", text: "No sources are configured." });
     // The source bars have two parts: say which is which.
     const legend = srcRows.length ? el("p", { class: "legend" }, el("span", { class: "used", text: "used" }), " ",

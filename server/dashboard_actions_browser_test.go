@@ -66,6 +66,16 @@ func (af *actionsFixture) itemNextAt(id string) (time.Time, bool) {
 	return it.NextAt, true
 }
 
+// sourcePaused says whether the report shows source name paused on its own.
+func sourcePaused(rep statusReport, name string) bool {
+	for _, s := range rep.Budget.Sources {
+		if s.Name == name {
+			return s.Paused
+		}
+	}
+	return false
+}
+
 func (af *actionsFixture) login(b *browser) {
 	af.t.Helper()
 	b.do("opening the dashboard", chromedp.Navigate(af.api+"/"))
@@ -119,6 +129,7 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 	// Each action shows the command that does the same.
 	for _, want := range [][2]string{{"endpoints", "hostguard reset " + af.dead}, {"endpoints", "hostguard reset --all"},
 		{"hosts", "hostguard hosts --reset down.example"}, {"budget", "hostguard budget pause"},
+		{"budget", "hostguard budget pause --source indexer"},
 		{"itemlist", "hostguard items due-now w1"}, {"itemlist", "hostguard items forget d1"}} {
 		if !b.mustEval(panelHas(want[0], want[1])) {
 			t.Errorf("panel %s does not show %q", want[0], want[1])
@@ -162,6 +173,19 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 		t.Error("Resume did not resume the budget")
 	}
 
+	// One source paused, then resumed: no confirm, the other sources go on.
+	click(t, b, "pause-source indexer", false, button("resume-source indexer", false)+" !== null")
+	if rep := af.status(); !sourcePaused(rep, "indexer") || rep.Budget.Paused {
+		t.Error("Pause on the indexer row did not pause the indexer alone")
+	}
+	if !b.mustEval(panelHas("budget", "hostguard budget resume --source indexer")) {
+		t.Error("the paused source does not show the command that resumes it")
+	}
+	click(t, b, "resume-source indexer", false, button("pause-source indexer", false)+" !== null")
+	if sourcePaused(af.status(), "indexer") {
+		t.Error("Resume on the indexer row did not resume it")
+	}
+
 	// The payload is shown decoded, as text.
 	b.do("showing w1's payload", chromedp.Evaluate[chromedp.Void](`document.querySelector("button[data-payload=w1]").click()`))
 	b.waitFor("the payload", panelHas("itemlist", "hello world"))
@@ -180,7 +204,7 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 
 	logs := af.logs.String()
 	for _, route := range []string{"POST /v1/guard/reset", "POST /v1/guard/reset-all", "POST /v1/hosts/{name}/reset",
-		"POST /v1/budget/pause", "POST /v1/items/{id}/due-now", "DELETE /v1/items/{id}"} {
+		"POST /v1/budget/pause", "POST /v1/budget/sources/{name}/pause", "POST /v1/items/{id}/due-now", "DELETE /v1/items/{id}"} {
 		if !strings.Contains(logs, `route="`+route+`" by="session `) {
 			t.Errorf("the log does not say the session did %s", route)
 		}
@@ -203,6 +227,7 @@ func TestDashboardActionsRefuseAnotherOrigin(t *testing.T) {
 		{"POST", "/v1/guard/reset-all", ""},
 		{"POST", "/v1/hosts/down.example/reset", ""},
 		{"POST", "/v1/budget/pause", `{"paused":true}`},
+		{"POST", "/v1/budget/sources/indexer/pause", `{"paused":true}`},
 		{"POST", "/v1/items/w1/due-now", ""},
 		{"DELETE", "/v1/items/d1", ""},
 	}
@@ -243,6 +268,9 @@ fetch(%q, {credentials: "include"}).then((r) => r.text()).then((t) => { const m 
 	}
 	if rep.Budget.Paused {
 		t.Error("a forged request paused the budget")
+	}
+	if sourcePaused(rep, "indexer") {
+		t.Error("a forged request paused a source")
 	}
 	if at, ok := af.itemNextAt("w1"); !ok || !at.Equal(wNext) {
 		t.Errorf("a forged request moved w1 to %v (known %v); it was due %v", at, ok, wNext)
