@@ -116,6 +116,39 @@ func TestRules(t *testing.T) {
 			{at: 32 * s, do: "answer", tk: "t"},
 			{at: 32 * s, do: "state", want: "closed"},
 		},
+		// A timeout is reported a whole wait after its request was sent,
+		// so requests sent while the host hung time out after it came
+		// back. After an answer, the sibling rule lets one of them
+		// count, a streak of one, and no more: they cannot re-open the
+		// host (a sharing guard, which keeps answer times, drops that
+		// one too; see TestSharingRules).
+		"timeouts of requests sent before a recovery cannot re-open it": {
+			{do: "acquire", tk: "a1"}, {do: "acquire", tk: "a2"},
+			{at: 10 * s, do: "acquire", tk: "b1"}, {at: 10 * s, do: "acquire", tk: "b2"},
+			{at: 30 * s, do: "fail", tk: "a1", want: "timeout-after-30s"},
+			{at: 30 * s, do: "fail", tk: "a2", want: "timeout-after-30s"},
+			{at: 31 * s, do: "acquire", tk: "c1"}, {at: 31 * s, do: "acquire", tk: "c2"},
+			// The host is back: a request sent now is answered.
+			{at: 35 * s, do: "acquire", tk: "up"}, {at: 35 * s, do: "answer", tk: "up"},
+			{at: 40 * s, do: "fail", tk: "b1", want: "timeout-after-30s"},
+			{at: 40 * s, do: "fail", tk: "b2", want: "timeout-after-30s"},
+			{at: 61 * s, do: "fail", tk: "c1", want: "timeout-after-30s"},
+			{at: 61 * s, do: "fail", tk: "c2", want: "timeout-after-30s"},
+			{at: 61 * s, do: "state", want: "closed"},
+			{at: 61 * s, do: "acquire", want: "ok"},
+		},
+		"a trial sent before a recovery that fails after an answer does not re-open": {
+			{do: "acquire", tk: "s1"},
+			{do: "acquire", tk: "a"}, {do: "fail", tk: "a"},
+			{do: "acquire", tk: "b"}, {do: "fail", tk: "b"},
+			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
+			// A request from before the trip is answered: the host is back.
+			{at: 40 * s, do: "answer", tk: "s1"},
+			{at: 40 * s, do: "state", want: "closed"},
+			{at: 60 * s, do: "fail", tk: "t", want: "timeout-after-30s"},
+			{at: 60 * s, do: "state", want: "closed"},
+			{at: 60 * s, do: "acquire", want: "ok"},
+		},
 		"reset discards failures from before it": {
 			{do: "acquire", tk: "a"}, {do: "acquire", tk: "b"},
 			{do: "reset"},
