@@ -209,10 +209,18 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 		go g.claim(ep, cycle)
 		return nil, ep.openError(0), true
 	}
-	if ep.demand {
-		// Callers asked for the endpoint while it was open: the guard
-		// tries it itself, and this caller does not wait on a host that
-		// may still be down.
+	if ep.demand || !ep.probed && g.probeWait(ep) > 0 {
+		// The guard tries the endpoint itself, and this caller does not
+		// wait on a host that may still be down: callers asked during
+		// the open period (its timer may not have fired yet), or this is
+		// the first to ask and the endpoint has been seen answering. A
+		// caller's trial would wait a whole request timeout, and one
+		// sent just before the host came back would fail after it and
+		// re-open the host; the probe waits what the endpoint needs.
+		// Once per open period: after an inconclusive probe the next
+		// caller is the trial. Without a figure of what the endpoint
+		// needs the probe would wait as long as the caller, so the
+		// caller is the trial, as in the seed.
 		if run := g.startProbe(ep); run != nil {
 			ep.flags.Or(fAsked)
 			ep.mu.Unlock()
@@ -393,7 +401,7 @@ func (g *Guard) record(key string, create bool) *endpoint {
 	if ep := g.records.Load().get(key); ep != nil {
 		return ep
 	}
-	now := g.since(g.cfg.Now())
+	now := g.sinceNow()
 	g.maybeSweep(now)
 	if g.count.Load() >= int64(g.cfg.MaxEndpoints) && !g.makeRoom(now) {
 		return nil
