@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"strings"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // The operator's actions: the routes the dashboard's buttons post to
@@ -48,12 +50,6 @@ func (s *Server) noBody(w http.ResponseWriter, r *http.Request) error {
 	return s.decodeOptionalJSON(w, r, &struct{}{})
 }
 
-type hostResetResponse struct {
-	Name string `json:"name"`
-	// Reset is false when the tracker held no record of the host.
-	Reset bool `json:"reset"`
-}
-
 // hostReset is POST /v1/hosts/{name}/reset: the tracker forgets the host,
 // so it is healthy and available again (health.Tracker.Reset). It takes
 // no body.
@@ -69,7 +65,7 @@ func (s *Server) hostReset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("resetting a host", err)
 	}
-	writeJSON(w, http.StatusOK, hostResetResponse{Name: name, Reset: deleted})
+	writeJSON(w, http.StatusOK, api.HostReset{Name: name, Reset: deleted})
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // TestActionRoutes calls the routes added for the dashboard's actions
@@ -21,7 +23,7 @@ func TestActionRoutes(t *testing.T) {
 	for range 3 {
 		f.do("POST", "/v1/hosts/down.example/touch", map[string]any{"ok": false}, bearer...)
 	}
-	var hr hostResetResponse
+	var hr api.HostReset
 	decodeInto(t, f.do("POST", "/v1/hosts/down.example/reset", nil, bearer...), &hr)
 	if !hr.Reset || hr.Name != "down.example" {
 		t.Fatalf("host reset: %+v", hr)

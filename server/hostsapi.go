@@ -4,27 +4,15 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/health"
 )
 
-// hostView is one host in the API: the tracker's status plus how long its
-// backoff still runs, in seconds.
-type hostView struct {
-	health.Status
-	RetryInSeconds float64 `json:"retry_in_seconds"`
-}
+// hostView is the name the status report embeds a host by.
+type hostView = api.Host
 
-func newHostView(st health.Status) hostView {
-	return hostView{Status: st, RetryInSeconds: st.RetryIn.Seconds()}
-}
-
-type touchRequest struct {
-	OK *bool `json:"ok"`
-}
-
-type touchResponse struct {
-	hostView
-	Counted bool `json:"counted"`
+func newHostView(st health.Status) api.Host {
+	return api.Host{Status: st, RetryInSeconds: st.RetryIn.Seconds()}
 }
 
 // hostName reads and checks the {name} path segment. The tracker would
@@ -43,7 +31,7 @@ func (s *Server) hostTouch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req touchRequest
+	var req api.TouchRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -58,7 +46,7 @@ func (s *Server) hostTouch(w http.ResponseWriter, r *http.Request) error {
 	if *req.OK {
 		s.wakeHost(name)
 	}
-	writeJSON(w, http.StatusOK, touchResponse{hostView: newHostView(res.Status), Counted: res.Counted})
+	writeJSON(w, http.StatusOK, api.TouchResult{Host: newHostView(res.Status), Counted: res.Counted})
 	return nil
 }
 
@@ -80,12 +68,6 @@ func (s *Server) hostGet(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type hostList struct {
-	Hosts []hostView `json:"hosts"`
-	// Next, when not empty, is the after= value of the next page.
-	Next string `json:"next,omitempty"`
-}
-
 func (s *Server) hostList(w http.ResponseWriter, r *http.Request) error {
 	p, err := hostListParams(r)
 	if err != nil {
@@ -95,7 +77,7 @@ func (s *Server) hostList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("listing hosts", err)
 	}
-	out := hostList{Hosts: make([]hostView, 0, len(list))}
+	out := api.HostPage{Hosts: make([]api.Host, 0, len(list))}
 	for _, st := range list {
 		out.Hosts = append(out.Hosts, newHostView(st))
 	}

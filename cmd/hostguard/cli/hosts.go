@@ -2,26 +2,15 @@ package cli
 
 import (
 	"io"
-
-	"github.com/hostguard/hostguard/health"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/hostguard/hostguard/api"
+	"github.com/hostguard/hostguard/health"
 )
 
-type hostJSON struct {
-	Name             string    `json:"name"`
-	Known            *bool     `json:"known"`
-	Display          string    `json:"display"`
-	ConsecutiveFails int       `json:"consecutive_fails"`
-	Healthy          bool      `json:"healthy"`
-	Available        bool      `json:"available"`
-	RetryIn          float64   `json:"retry_in_seconds"`
-	LastSuccess      time.Time `json:"last_success"`
-	LastFailure      time.Time `json:"last_failure"`
-	Successes        int64     `json:"successes"`
-	Failures         int64     `json:"failures"`
-}
+// hostJSON is the name the status command reads hosts by.
+type hostJSON = api.Host
 
 func runHosts(args []string, stdout, stderr io.Writer) int {
 	cmd := newDaemonCommand("hosts", "[NAME]", "Lists the hosts a running daemon tracks, or shows one host by NAME; with --reset, forgets NAME's failures so its backoff ends.", stdout, stderr)
@@ -49,10 +38,7 @@ func runHosts(args []string, stdout, stderr io.Writer) int {
 	if *after != "" {
 		q.Set("after", *after)
 	}
-	var list struct {
-		Hosts []hostJSON `json:"hosts"`
-		Next  string     `json:"next"`
-	}
+	var list api.HostPage
 	if code, done := cmd.fetch("GET", "/v1/hosts", q, nil, &list); done {
 		return code
 	}
@@ -71,12 +57,12 @@ func showHost(cmd *daemonCommand, name string) int {
 	if _, err := health.NormalizeName(name); err != nil {
 		return cmd.refuse("%v", err)
 	}
-	var h hostJSON
+	var h api.Host
 	raw, code, ok := cmd.call("GET", "/v1/hosts/"+url.PathEscape(name), nil, nil, &h)
 	if !ok {
 		return code
 	}
-	if h.Known != nil && !*h.Known {
+	if !h.Known {
 		// The name is not repeated: it may be anything a person typed.
 		return cmd.refuse("the daemon tracks no host of that name (no outcome recorded since it was last reset)")
 	}
@@ -84,7 +70,7 @@ func showHost(cmd *daemonCommand, name string) int {
 		printRaw(cmd.stdout, raw)
 		return ExitOK
 	}
-	printHosts(cmd.stdout, "", []hostJSON{h})
+	printHosts(cmd.stdout, "", []api.Host{h})
 	return ExitOK
 }
 
@@ -95,9 +81,7 @@ func resetHost(cmd *daemonCommand, name string) int {
 	if _, err := health.NormalizeName(name); err != nil {
 		return cmd.refuse("%v", err)
 	}
-	var res struct {
-		Reset bool `json:"reset"`
-	}
+	var res api.HostReset
 	raw, code, ok := cmd.call("POST", "/v1/hosts/"+url.PathEscape(name)+"/reset", nil, nil, &res)
 	if !ok {
 		return code
@@ -113,7 +97,7 @@ func resetHost(cmd *daemonCommand, name string) int {
 	return ExitOK
 }
 
-func printHosts(w io.Writer, empty string, hosts []hostJSON) {
+func printHosts(w io.Writer, empty string, hosts []api.Host) {
 	rows := make([][]string, 0, len(hosts))
 	for _, h := range hosts {
 		name := h.Display
@@ -121,7 +105,7 @@ func printHosts(w io.Writer, empty string, hosts []hostJSON) {
 			name = h.Name
 		}
 		rows = append(rows, []string{name, strconv.FormatBool(h.Healthy), strconv.FormatBool(h.Available),
-			strconv.Itoa(h.ConsecutiveFails), seconds(h.RetryIn), when(h.LastSuccess), when(h.LastFailure)})
+			strconv.Itoa(h.ConsecutiveFails), seconds(h.RetryInSeconds), when(h.LastSuccess), when(h.LastFailure)})
 	}
 	table(w, empty, []string{"HOST", "HEALTHY", "AVAILABLE", "FAILS IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"}, rows)
 }
