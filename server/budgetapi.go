@@ -4,18 +4,9 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 )
-
-type admitRequest struct {
-	Source string `json:"source"`
-	Kind   string `json:"kind"`
-	Cost   int64  `json:"cost"`
-	// Wait asks for the source's next pacing slot instead of a refusal
-	// when the source was asked too recently; the answer comes when the
-	// slot does.
-	Wait bool `json:"wait"`
-}
 
 // budgetResult labels the admissions metric: granted, or why not.
 func budgetResult(err error) string {
@@ -37,7 +28,7 @@ func budgetResult(err error) string {
 }
 
 func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) error {
-	var req admitRequest
+	var req api.AdmitRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -60,18 +51,9 @@ func (s *Server) budgetAdmit(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type settleRequest struct {
-	Actual *int64 `json:"actual"`
-}
-
-type settleResponse struct {
-	ID     string `json:"id"`
-	Actual int64  `json:"actual"`
-}
-
 func (s *Server) budgetSettle(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	var req settleRequest
+	var req api.GrantSettleRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -82,7 +64,7 @@ func (s *Server) budgetSettle(w http.ResponseWriter, r *http.Request) error {
 		return failed("settling a grant", err)
 	}
 	s.metrics.settlements.Inc()
-	writeJSON(w, http.StatusOK, settleResponse{ID: id, Actual: *req.Actual})
+	writeJSON(w, http.StatusOK, api.GrantSettlement{ID: id, Actual: *req.Actual})
 	return nil
 }
 
@@ -95,26 +77,13 @@ func (s *Server) budgetReport(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// budgetView is budget.Report as the API shows it: durations in seconds,
-// like every other duration of the API, rather than Go's nanoseconds.
-type budgetView struct {
-	budget.Report
-	Sources []sourceView `json:"sources"`
-}
+// budgetView is the name the status report shows the budget by.
+type budgetView = api.BudgetReport
 
-type sourceView struct {
-	budget.SourceReport
-	// These hide the nanosecond fields of the same JSON names.
-	HidePollInterval    *int    `json:"poll_interval,omitempty"`
-	HidePace            *int    `json:"pace,omitempty"`
-	PollIntervalSeconds float64 `json:"poll_interval_seconds"`
-	PaceSeconds         float64 `json:"pace_seconds"`
-}
-
-func newBudgetView(r budget.Report) *budgetView {
-	v := &budgetView{Report: r, Sources: make([]sourceView, 0, len(r.Sources))}
+func newBudgetView(r budget.Report) *api.BudgetReport {
+	v := &api.BudgetReport{Report: r, Sources: make([]api.BudgetSource, 0, len(r.Sources))}
 	for _, s := range r.Sources {
-		v.Sources = append(v.Sources, sourceView{SourceReport: s,
+		v.Sources = append(v.Sources, api.BudgetSource{SourceReport: s,
 			PollIntervalSeconds: s.PollInterval.Seconds(), PaceSeconds: s.Pace.Seconds()})
 	}
 	return v

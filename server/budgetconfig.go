@@ -10,32 +10,7 @@ import (
 	"github.com/hostguard/hostguard/budget"
 )
 
-// sourceRequest is the body of PUT /v1/budget/sources/{name}. A PUT
-// replaces what the owner says about the source; fields left out take
-// their defaults, except the limit the source reported about itself,
-// which the owner does not own and which stays unless given.
-type sourceRequest struct {
-	OwnerDailyLimit    *int64   `json:"owner_daily_limit"`
-	ReportedDailyLimit *int64   `json:"reported_daily_limit"`
-	Share              string   `json:"share"`
-	ReservePercent     *int64   `json:"reserve_percent"`
-	PaceSeconds        *float64 `json:"pace_seconds"`
-}
-
-// sourceConfigView is a source's configuration as the API shows it.
-type sourceConfigView struct {
-	Name               string  `json:"name"`
-	OwnerDailyLimit    *int64  `json:"owner_daily_limit"`
-	ReportedDailyLimit *int64  `json:"reported_daily_limit"`
-	Share              string  `json:"share"`
-	ReservePercent     *int64  `json:"reserve_percent"`
-	PaceSeconds        float64 `json:"pace_seconds"`
-	// Created is true when the PUT added the source rather than replaced
-	// it.
-	Created bool `json:"created"`
-}
-
-func newSourceConfigView(src budget.Source, created bool) sourceConfigView {
+func newSourceConfigView(src budget.Source, created bool) api.SourceConfig {
 	pace := src.Pace
 	switch pace {
 	case 0:
@@ -43,7 +18,7 @@ func newSourceConfigView(src budget.Source, created bool) sourceConfigView {
 	case budget.NoPace:
 		pace = 0
 	}
-	return sourceConfigView{Name: src.Name, OwnerDailyLimit: src.OwnerDailyLimit, ReportedDailyLimit: src.ReportedDailyLimit,
+	return api.SourceConfig{Name: src.Name, OwnerDailyLimit: src.OwnerDailyLimit, ReportedDailyLimit: src.ReportedDailyLimit,
 		Share: src.Share.String(), ReservePercent: src.ReservePercent, PaceSeconds: pace.Seconds(), Created: created}
 }
 
@@ -58,11 +33,11 @@ func (s *Server) findSource(name string) (budget.Source, bool) {
 
 func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	var req sourceRequest
+	var req api.SourceRequest
 	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
 		return err
 	}
-	src, err := req.source(name)
+	src, err := requestedSource(name, &req)
 	if err != nil {
 		return err
 	}
@@ -95,9 +70,9 @@ func (s *Server) budgetSetSource(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// source turns what a PUT says about source name into a budget.Source;
-// the budget judges the values.
-func (req *sourceRequest) source(name string) (budget.Source, error) {
+// requestedSource turns what a PUT says about source name into a
+// budget.Source; the budget judges the values.
+func requestedSource(name string, req *api.SourceRequest) (budget.Source, error) {
 	src := budget.Source{Name: name, OwnerDailyLimit: req.OwnerDailyLimit, ReservePercent: req.ReservePercent}
 	share, err := budget.ParseShare(req.Share)
 	if err != nil {
@@ -146,12 +121,6 @@ func (s *Server) budgetRemoveSource(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-type resetSourceResponse struct {
-	Name string `json:"name"`
-	// Reset is false when the source had no run-time settings to drop.
-	Reset bool `json:"reset"`
-}
-
 // budgetResetSource returns a configured source, a feed's too, to its
 // configured settings on every node.
 func (s *Server) budgetResetSource(w http.ResponseWriter, r *http.Request) error {
@@ -168,20 +137,12 @@ func (s *Server) budgetResetSource(w http.ResponseWriter, r *http.Request) error
 	if changed {
 		s.log.Info("server: budget source back on its configured settings", "source", name)
 	}
-	writeJSON(w, http.StatusOK, resetSourceResponse{Name: name, Reset: changed})
+	writeJSON(w, http.StatusOK, api.SourceReset{Name: name, Reset: changed})
 	return nil
 }
 
-type pauseRequest struct {
-	Paused *bool `json:"paused"`
-}
-
-type pauseResponse struct {
-	Paused bool `json:"paused"`
-}
-
 func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) error {
-	var req pauseRequest
+	var req api.PauseRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -198,7 +159,7 @@ func (s *Server) budgetPause(w http.ResponseWriter, r *http.Request) error {
 	if was != *req.Paused {
 		s.log.Info("server: background work paused by the owner", "paused", *req.Paused)
 	}
-	writeJSON(w, http.StatusOK, pauseResponse{Paused: *req.Paused})
+	writeJSON(w, http.StatusOK, api.PauseResult{Paused: *req.Paused})
 	return nil
 }
 
@@ -209,7 +170,7 @@ func (s *Server) budgetPauseSource(w http.ResponseWriter, r *http.Request) error
 	if err := budget.ValidateSourceName(name); err != nil {
 		return err
 	}
-	var req pauseRequest
+	var req api.PauseRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return err
 	}

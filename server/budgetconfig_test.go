@@ -24,7 +24,7 @@ func TestBudgetLiveConfigurationAppliesToTheNextAdmission(t *testing.T) {
 	expectError(t, f.do("POST", "/v1/budget/admit", map[string]any{"source": "live", "kind": "head_poll"}), http.StatusNotFound, "source")
 
 	// Gentle: 5 % of 20 is one request a day; no pacing.
-	var v sourceConfigView
+	var v api.SourceConfig
 	a := f.do("PUT", "/v1/budget/sources/live", map[string]any{"owner_daily_limit": 20, "share": "gentle", "pace_seconds": 0})
 	if a.status != http.StatusCreated {
 		t.Fatalf("PUT a new source: %d %s", a.status, a.body)
@@ -49,7 +49,7 @@ func TestBudgetLiveConfigurationAppliesToTheNextAdmission(t *testing.T) {
 	}
 
 	// Pause stops all background work at once; resume restarts it.
-	var p pauseResponse
+	var p api.PauseResult
 	decodeInto(t, f.do("POST", "/v1/budget/pause", map[string]any{"paused": true}), &p)
 	if !p.Paused {
 		t.Fatalf("pause answer: %+v", p)
@@ -85,7 +85,7 @@ func TestBudgetPutKeepsTheReportedLimit(t *testing.T) {
 	if err := f.s.cfg.Budget.ReportLimit(context.Background(), "unpaced", 500); err != nil {
 		t.Fatal(err)
 	}
-	var v sourceConfigView
+	var v api.SourceConfig
 	decodeInto(t, f.do("PUT", "/v1/budget/sources/unpaced", map[string]any{}), &v)
 	if v.ReportedDailyLimit == nil || *v.ReportedDailyLimit != 500 || v.OwnerDailyLimit != nil || v.PaceSeconds != 3 {
 		t.Fatalf("PUT with no fields: %+v", v)

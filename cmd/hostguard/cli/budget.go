@@ -11,34 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/budget"
 )
-
-type lineJSON struct {
-	Kind      string `json:"kind"`
-	Used      int64  `json:"used"`
-	Limited   bool   `json:"limited"`
-	Allowance int64  `json:"allowance"`
-	Remaining int64  `json:"remaining"`
-}
-
-type budgetReportJSON struct {
-	ResetAt time.Time `json:"reset_at"`
-	Paused  bool      `json:"paused"`
-	Total   lineJSON  `json:"total"`
-	Sources []struct {
-		Name       string `json:"name"`
-		DailyLimit int64  `json:"daily_limit"`
-		LimitFrom  string `json:"limit_from"`
-		Share      string `json:"share"`
-		Paused     bool   `json:"paused"`
-		Allowance  int64  `json:"allowance"`
-		Used       int64  `json:"used"`
-		Remaining  int64  `json:"remaining"`
-		Exhausted  bool   `json:"exhausted"`
-	} `json:"sources"`
-	Kinds []lineJSON `json:"kinds"`
-}
 
 func runBudget(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -67,7 +42,7 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return cmd.usageError("unknown subcommand %q (want admit, settle, pause, resume, set-source or remove-source)", pos[0])
 	}
-	var rep budgetReportJSON
+	var rep api.BudgetReport
 	if code, done := cmd.fetch("GET", "/v1/budget", nil, nil, &rep); done {
 		return code
 	}
@@ -80,7 +55,7 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 		rows := [][]string{}
 		for _, s := range rep.Sources {
 			rows = append(rows, []string{s.Name, itoa(s.Used), itoa(s.Allowance), itoa(s.Remaining),
-				itoa(s.DailyLimit) + " (" + s.LimitFrom + ")", s.Share, strconv.FormatBool(s.Exhausted), strconv.FormatBool(s.Paused)})
+				itoa(s.DailyLimit) + " (" + string(s.LimitFrom) + ")", s.Share, strconv.FormatBool(s.Exhausted), strconv.FormatBool(s.Paused)})
 		}
 		table(stdout, "no budget sources", []string{"SOURCE", "USED", "ALLOWANCE", "REMAINING", "DAILY LIMIT", "SHARE", "EXHAUSTED", "PAUSED"}, rows)
 		fmt.Fprintln(stdout)
@@ -88,14 +63,14 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 	rows := [][]string{}
 	for _, k := range rep.Kinds {
 		amount := itoa
-		if k.Kind == "bytes" {
+		if k.Kind == budget.KindBytes {
 			amount = bytesText
 		}
 		allow := "-"
 		if k.Limited {
 			allow = amount(k.Allowance)
 		}
-		rows = append(rows, []string{k.Kind, amount(k.Used), allow})
+		rows = append(rows, []string{string(k.Kind), amount(k.Used), allow})
 	}
 	table(stdout, "no kinds of work", []string{"WORK", "USED", "ALLOWANCE"}, rows)
 	return ExitOK
@@ -118,10 +93,8 @@ func budgetAdmit(args []string, stdout, stderr io.Writer) int {
 	if *kind == "" {
 		return cmd.usageError("--kind is required")
 	}
-	var g struct {
-		ID string `json:"id"`
-	}
-	body := map[string]any{"kind": *kind, "source": *source, "cost": *cost, "wait": *wait}
+	var g api.Grant
+	body := api.AdmitRequest{Kind: *kind, Source: *source, Cost: *cost, Wait: *wait}
 	raw, code, ok := cmd.call("POST", "/v1/budget/admit", nil, body, &g)
 	if !ok {
 		return code
@@ -147,7 +120,7 @@ func budgetSettle(args []string, stdout, stderr io.Writer) int {
 	if *actual < 0 {
 		return cmd.usageError("--actual is required and must not be negative")
 	}
-	raw, code, ok := cmd.call("POST", "/v1/budget/grants/"+url.PathEscape(pos[0])+"/settle", nil, map[string]any{"actual": *actual}, nil)
+	raw, code, ok := cmd.call("POST", "/v1/budget/grants/"+url.PathEscape(pos[0])+"/settle", nil, api.GrantSettleRequest{Actual: actual}, nil)
 	if !ok {
 		return code
 	}
@@ -173,7 +146,7 @@ func budgetPause(args []string, paused bool, stdout, stderr io.Writer) int {
 	if *source != "" {
 		path, whose = "/v1/budget/sources/"+url.PathEscape(*source)+"/pause", "background work of "+*source
 	}
-	if code, done := cmd.fetch("POST", path, nil, map[string]any{"paused": paused}, nil); done {
+	if code, done := cmd.fetch("POST", path, nil, api.PauseRequest{Paused: &paused}, nil); done {
 		return code
 	}
 	if paused {
@@ -199,28 +172,24 @@ func budgetSetSource(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return cmd.usageError("needs exactly one source name")
 	}
-	body := map[string]any{}
+	// Only the flags given are sent: a setting left out takes its default.
+	var body api.SourceRequest
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "daily-limit":
-			body["owner_daily_limit"] = *limit
+			body.OwnerDailyLimit = limit
 		case "reported-limit":
-			body["reported_daily_limit"] = *reported
+			body.ReportedDailyLimit = reported
 		case "share":
-			body["share"] = *share
+			body.Share = *share
 		case "reserve-percent":
-			body["reserve_percent"] = *reserve
+			body.ReservePercent = reserve
 		case "pace":
-			body["pace_seconds"] = pace.Seconds()
+			secs := pace.Seconds()
+			body.PaceSeconds = &secs
 		}
 	})
-	var v struct {
-		Name            string  `json:"name"`
-		OwnerDailyLimit *int64  `json:"owner_daily_limit"`
-		Share           string  `json:"share"`
-		PaceSeconds     float64 `json:"pace_seconds"`
-		Created         bool    `json:"created"`
-	}
+	var v api.SourceConfig
 	if code, done := cmd.fetch("PUT", "/v1/budget/sources/"+url.PathEscape(pos[0]), nil, body, &v); done {
 		return code
 	}
@@ -269,10 +238,7 @@ func budgetResetSource(args []string, stdout, stderr io.Writer) int {
 	if err := budget.ValidateSourceName(pos[0]); err != nil {
 		return cmd.refuse("%v", err)
 	}
-	var v struct {
-		Name  string `json:"name"`
-		Reset bool   `json:"reset"`
-	}
+	var v api.SourceReset
 	if code, done := cmd.fetch("POST", "/v1/budget/sources/"+url.PathEscape(pos[0])+"/reset", nil, nil, &v); done {
 		return code
 	}

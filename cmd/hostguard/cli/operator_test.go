@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // TestHelpGoesToStdout: asked for, help is the answer (stdout, exit 0), so
@@ -169,7 +171,7 @@ func TestBudgetResetSource(t *testing.T) {
 		t.Fatalf("reset-source: %q", out)
 	}
 	out := mustRun(t, "budget", "--addr", addr, "--json")
-	var rep budgetReportJSON
+	var rep api.BudgetReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
