@@ -41,15 +41,7 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	var fast *proxyloop.Loop
 	if proxy != nil {
 		fallback := s.httpServer(s.proxy, errorLog)
-		fast = proxyloop.New(connlimit.Listen(proxy, s.cfg.MaxConns, true, nil), proxyloop.Options{
-			Handler:        fallback.Handler,
-			BaseContext:    s.baseCtx,
-			ConnContext:    connlimit.ConnContext,
-			HeadTimeout:    s.cfg.headTimeout,
-			IdleTimeout:    connIdleTimeout,
-			MaxHeaderBytes: s.cfg.MaxHeaderBytes,
-			ErrorLog:       errorLog,
-		})
+		fast = s.proxyLoop(proxy, fallback.Handler, errorLog)
 		servers = append(servers, fallback)
 		listeners = append(listeners, fast.Handoff())
 		s.own.SetListens(api.Addr(), proxy.Addr())
@@ -104,6 +96,21 @@ func (s *Server) Serve(ctx context.Context, api, proxy net.Listener) error {
 	s.Close()
 	s.log.Info("server: stopped")
 	return serveErr
+}
+
+// proxyLoop serves the proxy listener with the daemon's own connection
+// loop, under the same limits and handler as the http.Server it hands the
+// rest to.
+func (s *Server) proxyLoop(proxy net.Listener, h http.Handler, errorLog *log.Logger) *proxyloop.Loop {
+	return proxyloop.New(connlimit.Listen(proxy, s.cfg.MaxConns, true, nil), proxyloop.Options{
+		Handler:        h,
+		BaseContext:    s.baseCtx,
+		ConnContext:    connlimit.ConnContext,
+		HeadTimeout:    s.cfg.headTimeout,
+		IdleTimeout:    connIdleTimeout,
+		MaxHeaderBytes: s.cfg.MaxHeaderBytes,
+		ErrorLog:       errorLog,
+	})
 }
 
 // The limits of every client connection, the API's and the proxy's, on
