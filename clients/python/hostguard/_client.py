@@ -706,3 +706,10 @@ class BudgetAPI:
     def pause(self, paused: bool = True) -> Dict[str, Any]:
         """Pauses (or resumes) every background admission on every node."""
         return cast(Dict[str, Any], self._c._call("POST", "/v1/budget/pause", {"paused": bool(paused)}))
+
+    def pause_source(self, name: str, paused: bool = True) -> Dict[str, Any]:
+        """Pauses (or resumes) the background admissions of one source on
+        every node; the other sources go on. An unknown source raises
+        NotFound."""
+        return cast(Dict[str, Any], self._c._call("POST", "/v1/budget/sources/%s/pause" % _seg(name),
+                                                  {"paused": bool(paused)}))

@@ -201,6 +201,7 @@ class QueueStats(TypedDict, total=False):
     by_state: Dict[str, int]
     by_class: Dict[str, int]
     due_now: int
+    leases_expired: int
     host_wakes: int
     host_woken: int
     host_woken_at: str

@@ -301,6 +301,21 @@ class BudgetTest(unittest.TestCase):
             hg.budget.pause(False)
         hg.budget.admit("validation")
 
+    def test_paused_source(self) -> None:
+        hg = client()
+        self.assertEqual(hg.budget.pause_source("tiny"), {"name": "tiny", "paused": True})
+        try:
+            with self.assertRaises(BudgetPaused):
+                hg.budget.admit("search", source="tiny")
+            paused = {s["name"]: s["paused"] for s in hg.budget.report()["sources"]}
+            self.assertEqual(paused, {"tiny": True, "big": False})
+            hg.budget.admit("validation")
+        finally:
+            self.assertEqual(hg.budget.pause_source("tiny", False), {"name": "tiny", "paused": False})
+        with self.assertRaises(NotFound) as cm:
+            hg.budget.pause_source("nowhere")
+        self.assertEqual(cm.exception.field, "name")
+
     def test_bytes_grant(self) -> None:
         hg = client()
         g = hg.budget.admit("bytes", cost=4096)

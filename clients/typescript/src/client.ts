@@ -636,4 +636,13 @@ export class BudgetAPI {
     const body: S.BudgetPauseRequest = { paused };
     return this.c.call("POST", "/v1/budget/pause", body);
   }
+
+  /**
+   * Pauses (or resumes) the background admissions of one source on every
+   * node; the other sources go on. An unknown source rejects with NotFound.
+   */
+  pauseSource(name: string, paused = true): Promise<S.BudgetPauseSourceResponse> {
+    const body: S.BudgetPauseSourceRequest = { paused };
+    return this.c.call("POST", `/v1/budget/sources/${seg(name)}/pause`, body);
+  }
 }

@@ -107,6 +107,8 @@ export interface Lease {
   id: string;
   /** The token that settles this claim. */
   lease: string;
+  /** Grows with every lease granted in the store: pass it on to systems that must refuse writes from a superseded holder (fencing). */
+  term?: number;
   until: string;
   attempt: number;
   failures: number;
@@ -161,7 +163,10 @@ export interface QueueStats {
   total: number;
   by_state: Record<string, number>;
   by_class?: Record<string, number>;
+  /** Pending and scheduled items whose time has come: the histogram's "now" bucket. */
   due_now: number;
+  /** Leased items whose lease has run out, claimable again; not counted as due. */
+  leases_expired: number;
   oldest_due_lag_seconds: number;
   /** Wakes of a host's parked items that moved any, by every node sharing the store, ever. */
   host_wakes?: number;
@@ -169,6 +174,10 @@ export interface QueueStats {
   host_woken?: number;
   /** The latest such wake; absent if none. */
   host_woken_at?: string;
+  /** Done items retention deleted, by every node sharing the store, ever. */
+  pruned?: number;
+  /** When retention last deleted any; absent if never. */
+  pruned_at?: string;
   due?: DueHistogram;
   /** The schedule this node applies (the `retry` section of its configuration file). */
   schedule?: {
@@ -229,11 +238,15 @@ export interface BudgetReport {
     daily_limit: number;
     limit_from: string;
     share: string;
+    /** The source's background work is paused on its own (POST /v1/budget/sources/{name}/pause). */
+    paused: boolean;
     allowance: number;
     used: number;
     remaining: number;
     head_poll_reserve: number;
     exhausted: boolean;
+    /** When the source's own report of its limit stops refusing; absent when it reported none. */
+    exhausted_until?: string;
     kinds: BudgetLine[];
     poll_interval_seconds: number;
     pace_seconds: number;
@@ -284,6 +297,16 @@ export interface Feed {
   last_pages: number;
   last_stop?: "caught-up" | "max-pages" | "not-admitted" | "failed";
   last_error?: string;
+  /** When a sync last ended with neither an error nor a refusal, on this node. */
+  last_success?: string;
+  /** Syncs that ended in an error since this node's loop started (a refusal is not one). */
+  failures?: number;
+  /** When the source said, with the last refusal or failure, that it will serve again. */
+  retry_at?: string;
+  /** Items of the last sync's pages the source could not identify. */
+  last_skipped?: number;
+  /** The same, added up since this node's loop started. */
+  skipped?: number;
   items_seen: number;
   interval_seconds: number;
   next_head_poll?: string;
@@ -509,7 +532,9 @@ export interface ItemsSettleResponse {
   results: Array<{
     id: string;
     ok: boolean;
-    error?: "lease_lost" | "not_found";
+    error?: "lease_lost" | "not_found" | "invalid";
+    /** What was wrong with an invalid outcome. */
+    message?: string;
   }>;
 }
 
@@ -643,6 +668,17 @@ export type BudgetSetSourceResponse = SourceConfig;
 export interface BudgetResetSourceResponse {
   name: string;
   reset: boolean;
+}
+
+/** Body of POST /v1/budget/sources/{name}/pause. */
+export interface BudgetPauseSourceRequest {
+  paused: boolean;
+}
+
+/** Answer of POST /v1/budget/sources/{name}/pause. */
+export interface BudgetPauseSourceResponse {
+  name: string;
+  paused: boolean;
 }
 
 /** Body of POST /v1/budget/pause. */

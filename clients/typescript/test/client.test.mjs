@@ -296,6 +296,22 @@ describe("budget", () => {
     await hg.budget.admit("validation");
   });
 
+  test("one paused source", async () => {
+    const hg = client();
+    assert.deepEqual(await hg.budget.pauseSource("tiny"), { name: "tiny", paused: true });
+    try {
+      await assert.rejects(hg.budget.admit("search", { source: "tiny" }), BudgetPaused);
+      const paused = Object.fromEntries((await hg.budget.report()).sources.map((s) => [s.name, s.paused]));
+      assert.deepEqual(paused, { tiny: true, big: false });
+      await hg.budget.admit("validation");
+    } finally {
+      assert.deepEqual(await hg.budget.pauseSource("tiny", false), { name: "tiny", paused: false });
+    }
+    const err = await hg.budget.pauseSource("nowhere").catch((e) => e);
+    assert.ok(err instanceof NotFound, String(err));
+    assert.equal(err.field, "name");
+  });
+
   test("a bytes grant", async () => {
     const hg = client();
     const g = await hg.budget.admit("bytes", { cost: 4096 });
