@@ -38,8 +38,12 @@
   function table(cols, rows, keep) {
     const cls = (c) => [c.n ? "n" : c.name ? "name" : null, c.cls].filter(Boolean).join(" ") || null;
     const head = el("tr", null, cols.map((c) => el("th", { class: cls(c), scope: "col", text: c.label })));
-    const body = rows.map((r) => el("tr", { "data-key": r.key },
-      r.cells.map((cell, i) => el("td", { class: cls(cols[i]), "data-label": cols[i].label }, cell))));
+    // A row with span instead of cells is one cell across the table: the
+    // head of a group of the rows after it.
+    const body = rows.map((r) => r.span
+      ? el("tr", { "data-key": r.key, class: r.cls }, el("td", { class: "group", colspan: cols.length }, r.span))
+      : el("tr", { "data-key": r.key, class: r.cls },
+        r.cells.map((cell, i) => el("td", { class: cls(cols[i]), "data-label": cols[i].label }, cell))));
     return el("table", { class: keep ? "keep" : null }, el("thead", null, head), el("tbody", null, body));
   }
 
@@ -228,27 +232,48 @@
     document.getElementById("problems").replaceChildren(...probs);
   }
 
-  // An endpoint's row: open ones first, then half-open ones someone is
-  // trying; half-open ones nobody asks for are only counted, since
-  // nothing happens to them until a request comes.
   // hostOf is the host of an endpoint, as the host tracker names it.
   function hostOf(endpoint) {
     try { return new URL(endpoint).hostname.toLowerCase().replace(/^\[|\]$/g, ""); } catch (e) { return endpoint; }
   }
 
-  // trackerSays is what the host tracker thinks of an endpoint's host, so
-  // that one row shows both the guard's view and the tracker's.
-  function trackerSays(rep, host) {
-    const h = rep.hosts;
-    if (!h) return muted("no tracker");
-    const x = (h.unhealthy_hosts || []).find((u) => u.name === host);
-    if (x) return x.available ? el("span", { class: "warn", text: "unhealthy" })
-      : el("span", { class: "bad", text: "backoff, retry in " + dur(x.retry_in_seconds) });
-    return muted(h.unhealthy > (h.unhealthy_hosts || []).length ? "-" : "no failures");
-  }
-
   const idle = (e) => e.state === "half-open" && !e.probing && !e.trial_out && !e.tickets_out;
 
+  // trackerSays is what the host tracker thinks of a host: its record
+  // among the unhealthy hosts of the report, or none.
+  function trackerSays(rep, x) {
+    if (!rep.hosts) return muted("no tracker");
+    if (!x) {
+      const h = rep.hosts;
+      return muted(h.unhealthy > (h.unhealthy_hosts || []).length ? "not among the first " + (h.unhealthy_hosts || []).length : "no failure recorded");
+    }
+    return x.available ? el("span", { class: "warn", text: "unhealthy, " + count(x.consecutive_fails) + " failures in a row" })
+      : el("span", { class: "bad", text: "backoff, retry in " + dur(x.retry_in_seconds) });
+  }
+
+  // byHost groups what the guard and the host tracker say by host name:
+  // one entry for each host with an endpoint that is not closed or a
+  // failure with the tracker.
+  function byHost(rep) {
+    const m = new Map();
+    const get = (name) => {
+      if (!m.has(name)) m.set(name, { name, shown: [], idle: 0, open: 0, halfOpen: 0, tracker: null });
+      return m.get(name);
+    };
+    for (const e of rep.guard.not_closed || []) {
+      const h = get(hostOf(e.endpoint));
+      if (e.state === "open") h.open++; else h.halfOpen++;
+      if (idle(e)) h.idle++; else h.shown.push(e);
+    }
+    for (const x of (rep.hosts && rep.hosts.unhealthy_hosts) || []) get(x.name).tracker = x;
+    return [...m.values()];
+  }
+
+  // The endpoints panel: one row per host saying what hostguard thinks of
+  // it, the guard's endpoints on it and the tracker's record, with the
+  // endpoints someone is waiting on beneath it. Hosts with an open
+  // endpoint or in backoff come first; half-open endpoints nobody asks for
+  // are only counted, since nothing happens to them until a request comes.
   function endpoints(rep, now) {
     const g = rep.guard;
     const bs = g.by_state || {};
@@ -260,39 +285,52 @@
       el("span", null, count(g.remote_tickets) + " remote tickets out"));
     const all = act({ key: "reset-all", label: "Retry all", method: "POST", path: "/v1/guard/reset-all",
       cli: "hostguard reset --all", confirm: "Forget the failures of every endpoint?", done: "Every endpoint was reset: requests go through." });
-    if (!g.not_closed.length) {
-      return panel("endpoints", summary, el("p", { class: "muted", text: "Every endpoint is closed: requests go through." }));
+    const none = g.not_closed.length ? null : el("p", { class: "muted", text: "Every endpoint is closed: requests go through." });
+    const backoff = (h) => h.tracker && !h.tracker.available;
+    const urgent = (h) => h.open > 0 || backoff(h);
+    // A host only idle half-open endpoints keep here is counted, not shown.
+    const hosts = byHost(rep).filter((h) => h.shown.length || h.tracker)
+      .sort((a, b) => urgent(b) - urgent(a) || b.open - a.open || a.name.localeCompare(b.name));
+    const rows = [];
+    for (const h of hosts) {
+      const guard = [h.open && h.open + " open", h.halfOpen && h.halfOpen + " half-open"].filter(Boolean).join(", ") || "closed";
+      const quiet = h.idle ? " (" + count(h.idle) + " with no request waiting)" : "";
+      rows.push({ key: "host " + h.name, cls: "host", span: [
+        code(h.name), " ",
+        el("span", { class: "says" }, "guard: ", el("span", { class: h.open ? "bad" : h.halfOpen ? "warn" : null, text: guard + quiet })),
+        " ",
+        el("span", { class: "says" }, "host tracker: ", trackerSays(rep, h.tracker)),
+        h.tracker ? [" ", act({ key: "host " + h.name, label: h.tracker.available ? "Forget failures" : "Clear backoff", method: "POST",
+          path: "/v1/hosts/" + encodeURIComponent(h.name) + "/reset", cli: "hostguard hosts --reset " + sh(h.name),
+          done: (h.tracker.display || h.name) + " was reset: it is healthy again." })] : null,
+      ] });
+      h.shown.sort((a, b) => (a.state === "open" ? 0 : 1) - (b.state === "open" ? 0 : 1) || a.endpoint.localeCompare(b.endpoint));
+      for (const e of h.shown) {
+        let trial;
+        if (e.state === "open") trial = e.retry_after_seconds >= 1 ? "trial in " + dur(e.retry_after_seconds) : "trial due";
+        else if (e.probing) trial = "probe running";
+        else if (e.trial_out) trial = "trial in flight";
+        else trial = "trial next request";
+        rows.push({ key: e.endpoint, cls: "endpoint", cells: [
+          code(e.endpoint),
+          el("span", { class: "state-" + e.state, text: e.state }),
+          when(e.since, now, "unknown"),
+          count(e.failures),
+          e.last_failure ? code(e.last_failure) : muted("-"),
+          el("span", { title: e.openings ? e.openings + " openings in a row" : null, text: trial }),
+          count(e.tickets_out),
+          act({ key: "reset " + e.endpoint, label: "Retry now", method: "POST", path: "/v1/guard/reset", body: { url: e.endpoint },
+            cli: "hostguard reset " + sh(e.endpoint), done: e.endpoint + " was reset: its next request goes through." }),
+        ] });
+      }
     }
-    // Open first; within a state, the endpoints of one host together.
-    const rank = (e) => e.state === "open" ? 0 : 1;
-    const shown = g.not_closed.filter((e) => !idle(e)).sort((a, b) => rank(a) - rank(b) ||
-      hostOf(a.endpoint).localeCompare(hostOf(b.endpoint)) || a.endpoint.localeCompare(b.endpoint));
-    const quiet = g.not_closed.length - shown.length;
-    const rows = shown.map((e) => {
-      let trial;
-      if (e.state === "open") trial = e.retry_after_seconds >= 1 ? "trial in " + dur(e.retry_after_seconds) : "trial due";
-      else if (e.probing) trial = "probe running";
-      else if (e.trial_out) trial = "trial in flight";
-      else trial = "trial next request";
-      return { key: e.endpoint, cells: [
-        code(e.endpoint),
-        el("span", { class: "state-" + e.state, text: e.state }),
-        trackerSays(rep, hostOf(e.endpoint)),
-        when(e.since, now, "unknown"),
-        count(e.failures),
-        e.last_failure ? code(e.last_failure) : muted("-"),
-        el("span", { title: e.openings ? e.openings + " openings in a row" : null, text: trial }),
-        count(e.tickets_out),
-        act({ key: "reset " + e.endpoint, label: "Retry now", method: "POST", path: "/v1/guard/reset", body: { url: e.endpoint },
-          cli: "hostguard reset " + sh(e.endpoint), done: e.endpoint + " was reset: its next request goes through." }),
-      ] };
-    });
+    const quiet = g.not_closed.filter(idle).length;
     const collapsed = quiet
       ? el("p", { class: "muted quiet" }, count(quiet) + " half-open " + (quiet === 1 ? "endpoint" : "endpoints") +
         " with no request waiting: each lets its next request through as a trial. GET /v1/guard?state=half-open lists them.")
       : null;
-    panel("endpoints", summary, el("p", { class: "actions" }, all), rows.length ? table([
-      { label: "endpoint", name: true }, { label: "state" }, { label: "host tracker" }, { label: "since" }, { label: "failures", n: true },
+    panel("endpoints", summary, el("p", { class: "actions" }, all), none, rows.length ? table([
+      { label: "endpoint", name: true }, { label: "state" }, { label: "since" }, { label: "failures", n: true },
       { label: "last error" }, { label: "probe or trial" }, { label: "tickets", n: true }, { label: "action", cls: "act" },
     ], rows) : null, collapsed);
   }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,13 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 	if labels, err := eval[string](b, `[...document.querySelectorAll("#hosts thead th")].map((e) => e.textContent).join("|")`); err != nil ||
 		labels != "host|guard|state|failures in a row|retry in|last success|last failure|recent (this node)|action" {
 		t.Errorf("the hosts' columns are %q (%v)", labels, err)
+	}
+	// The open endpoint's host is unknown to the tracker, and the host in
+	// backoff has no endpoint: each has its row, both on top, the one with
+	// an open endpoint first.
+	if got, err := eval[string](b, `[...document.querySelectorAll("#endpoints tbody tr.host")].map((r) => r.textContent).join("\n")`); err != nil ||
+		!regexp.MustCompile(`^127\.0\.0\.1 guard: 1 open host tracker: no failure recorded\ndown\.example guard: closed host tracker: backoff, retry in \d+ s Clear backoff hostguard hosts --reset down\.example$`).MatchString(got) {
+		t.Errorf("the endpoints panel's host rows say %q (%v)", got, err)
 	}
 	b.screenshot("actions-before")
 
@@ -345,9 +353,9 @@ func TestDashboardShowsTheOpenFirst(t *testing.T) {
 	b := newBrowser(t, 1400, 1800)
 	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
 	b.waitFor("the open endpoints", panelHas("endpoints", ports[27]))
-	open := `[...document.querySelectorAll("#endpoints tbody tr")]`
+	open := `[...document.querySelectorAll("#endpoints tbody tr.endpoint")]`
 	if n, err := eval[int](b, open+`.length`); err != nil || n != 4 {
-		t.Errorf("the endpoints table has %d rows (%v); want the 4 open ones", n, err)
+		t.Errorf("the endpoints table has %d endpoint rows (%v); want the 4 open ones", n, err)
 	}
 	if !b.mustEval(open + `.every((r) => r.querySelector(".state-open") && r.getBoundingClientRect().bottom <= window.innerHeight)`) {
 		t.Error("an open endpoint is not visible without scrolling at 1400×1800")
@@ -360,15 +368,22 @@ func TestDashboardShowsTheOpenFirst(t *testing.T) {
 	}
 	// The labels, pinned: the same words as hostguard status.
 	labels, err := eval[string](b, `[...document.querySelectorAll("#endpoints thead th")].map((e) => e.textContent).join("|")`)
-	if want := "endpoint|state|host tracker|since|failures|last error|probe or trial|tickets|action"; err != nil || labels != want {
+	if want := "endpoint|state|since|failures|last error|probe or trial|tickets|action"; err != nil || labels != want {
 		t.Errorf("the endpoints' columns are %q (%v); want %q", labels, err, want)
 	}
-	if !b.mustEval(open + `.every((r) => r.cells[6].textContent.startsWith("trial in "))`) {
+	if !b.mustEval(open + `.every((r) => r.cells[5].textContent.startsWith("trial in "))`) {
 		t.Error("an open endpoint's time left is not said as \"trial in\"")
 	}
-	// One row says what both the guard and the host tracker think.
-	if !b.mustEval(open + `.every((r) => r.cells[2].textContent.startsWith("backoff, retry in"))`) {
-		t.Error("an open endpoint's row does not show its host's backoff")
+	// One row per host says what both the guard and the host tracker
+	// think, and heads the endpoints on the host: the open host first,
+	// then ok.example... which has no failure, so it has no row at all.
+	hostRows := `[...document.querySelectorAll("#endpoints tbody tr.host")]`
+	if got, err := eval[string](b, hostRows+`.map((r) => r.textContent).join("\n")`); err != nil ||
+		!regexp.MustCompile(`^127\.0\.0\.1 guard: 4 open, 24 half-open \(24 with no request waiting\) host tracker: backoff, retry in \d+ s Clear backoff hostguard hosts --reset 127\.0\.0\.1$`).MatchString(got) {
+		t.Errorf("the host rows say %q (%v); want one for 127.0.0.1 with both views", got, err)
+	}
+	if !b.mustEval(`document.querySelector("#endpoints tbody tr.host").nextElementSibling.classList.contains("endpoint")`) {
+		t.Error("the host's row does not head its endpoints")
 	}
 	if !b.mustEval(`[...document.querySelectorAll("#hosts tbody tr")].some((r) => r.cells[0].textContent === "127.0.0.1" && r.cells[1].textContent === "4 open, 24 half-open")`) {
 		t.Error("the host's row does not show the guard's endpoints on it")
