@@ -1,10 +1,8 @@
 // Package proxystatus is the daemon's side of the fast-fail contract over
-// HTTP: the Proxy-Status header (RFC 9209) it puts on every answer it
-// makes itself, and the rule that an upstream's answer never carries one
-// in its name.
-//
-// Every answer the daemon makes itself carries a Proxy-Status header
-// naming hostguard and what went wrong; an upstream's answer never does. So a client tells "hostguard
+// HTTP. Every answer the daemon makes itself carries a Proxy-Status header
+// (RFC 9209) naming hostguard and what went wrong; an upstream's answer
+// never does, since DropOwn strips the members that would speak for
+// hostguard from what an upstream sends. So a client tells "hostguard
 // refused without contacting the host" (error=destination_unavailable)
 // from the upstream's own 503 by a header, which survives where bodies
 // are lost (a CONNECT refusal in most HTTP libraries).
