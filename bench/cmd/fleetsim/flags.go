@@ -40,7 +40,7 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		downFor   = fs.Int64("outage-for", 30, "the long-outage phase's outage in T; the host then stays up a third as long")
 		impatient = fs.Float64("impatient", 0, "share of workers (0..1) whose clients give up before a slow host answers")
 		patience  = fs.Float64("patience", 0.5, "how long an impatient worker waits, in T (default half)")
-		nodes     = fs.Int("nodes", 0, "also run hostguard on this many nodes over PostgreSQL (-pg), sharing verdicts and not; 0: no")
+		nodes     = fs.Int("nodes", 0, "also run hostguard on this many nodes over PostgreSQL (-pg), sharing verdicts and not, and gobreaker's distributed breaker on as many over one in-memory store; 0: no")
 		pg        = fs.String("pg", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL for -nodes; each run gets a schema of its own")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -76,7 +76,8 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 	}
 	if *nodes > 0 {
 		opts.lags = &fleet.Lags{}
-		opts.policies = append(opts.policies, fleet.NodesPolicy(*pg, *nodes, true, opts.lags), fleet.NodesPolicy(*pg, *nodes, false, nil))
+		opts.policies = append(opts.policies, fleet.NodesPolicy(*pg, *nodes, true, opts.lags), fleet.NodesPolicy(*pg, *nodes, false, nil),
+			fleet.GobreakerNodesPolicy(*nodes))
 	}
 	opts.outage = *outage
 	if *downFor < 3 || *downFor > 1000 {
