@@ -2,13 +2,16 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hostguard/hostguard/internal/tcprelay"
 	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/store/postgres"
+	"github.com/hostguard/hostguard/store/sqlite"
 	"github.com/hostguard/hostguard/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
@@ -83,5 +86,50 @@ func TestStoreTimeoutWritesNothing(t *testing.T) {
 	}
 	if items != counted {
 		t.Fatalf("%d items, %d counted: the stalled statement was written in half", items, counted)
+	}
+}
+
+// TestStoreTimeoutOnABusySQLiteFile: while another process holds the
+// SQLite file's write lock, a request that writes is answered 503 with
+// Retry-After once the store's timeout has passed (SQLite's own busy
+// timeout was 10 s), and its item is not there once the lock is gone.
+func TestStoreTimeoutOnABusySQLiteFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hostguard.db")
+	const timeout = 300 * time.Millisecond
+	st, err := sqlite.OpenConfig(ctx, path, sqlite.Config{Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := serveOn(t, st, newFakeClock())
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	a := f.do("POST", "/v1/items", `{"items":[{"id":"held"}]}`)
+	took := time.Since(start)
+	if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	if a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == "" {
+		t.Fatalf("a write behind another process's lock: %d %v %s; want 503 with Retry-After", a.status, a.header, a.body)
+	}
+	if took > timeout+3*time.Second {
+		t.Fatalf("answered after %v; want about the store's timeout, %v", took, timeout)
+	}
+	if a := f.do("GET", "/v1/items/held", nil); a.status != http.StatusNotFound {
+		t.Fatalf("the item whose write timed out: %d %s; want 404", a.status, a.body)
 	}
 }

@@ -81,18 +81,19 @@ func (s *Store) HealthTouch(ctx context.Context, p health.StoreTouchParams) (hea
 	default:
 		return health.Record{}, fmt.Errorf("sqlite: health touch with unknown outcome %v", p.Outcome)
 	}
+	ctx, end := s.bound(ctx)
 	if err := s.ckpt.hold(ctx); err != nil {
-		return health.Record{}, err
+		return health.Record{}, end(err)
 	}
 	stmt, err := s.prepared(ctx, s.w, q)
 	if err != nil {
-		return health.Record{}, fmt.Errorf("sqlite: health touch: %w", err)
+		return health.Record{}, end(fmt.Errorf("sqlite: health touch: %w", err))
 	}
 	rec, err := scanHealth(stmt.QueryRowContext(ctx, args...))
 	if err != nil {
-		return health.Record{}, s.wrote(fmt.Errorf("sqlite: health touch: %w", err))
+		return health.Record{}, end(s.wrote(fmt.Errorf("sqlite: health touch: %w", err)))
 	}
-	return rec, nil
+	return rec, end(nil)
 }
 
 // HealthGet returns the record of name (see health.Store).
@@ -219,15 +220,16 @@ func (s *Store) HealthCounts(ctx context.Context, now time.Time) (health.Counts,
 
 // HealthDelete forgets name (see health.Store).
 func (s *Store) HealthDelete(ctx context.Context, name string) (bool, error) {
+	ctx, end := s.bound(ctx)
 	if err := s.ckpt.hold(ctx); err != nil {
-		return false, err
+		return false, end(err)
 	}
 	res, err := s.w.ExecContext(ctx, `DELETE FROM health_hosts WHERE name = ?`, name)
 	if err != nil {
-		return false, s.wrote(fmt.Errorf("sqlite: health delete: %w", err))
+		return false, end(s.wrote(fmt.Errorf("sqlite: health delete: %w", err)))
 	}
 	n, err := res.RowsAffected()
-	return n > 0, err
+	return n > 0, end(err)
 }
 
 func scanHealth(row interface{ Scan(dest ...any) error }) (health.Record, error) {

@@ -42,6 +42,9 @@ type Store struct {
 	ckpt *checkpointer
 
 	pruneChunk atomic.Int64 // see RetryPrune
+	// timeout bounds each write (Config.Timeout); 0 none. Set once the
+	// migrations ran: a long migration is not an outage.
+	timeout time.Duration
 
 	stmtMu    sync.Mutex
 	prepStmts map[stmtKey]*sql.Stmt // see prepared
@@ -54,17 +57,25 @@ type stmtKey struct {
 
 // Open opens (creating if needed) the SQLite database at path and brings its
 // schema up to date. It refuses a database written by a newer hostguard.
+// It is OpenConfig with the zero Config.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenConfig(ctx, path, Config{})
+}
+
+// OpenConfig is Open with the settings of c.
+func OpenConfig(ctx context.Context, path string, c Config) (*Store, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, errors.New("sqlite: empty database path")
 	}
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite: database path %q must not contain '?' or '#'", path)
 	}
-	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	const common = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	pragmas := "_pragma=busy_timeout(10000)&" + common
 	u := (&url.URL{Scheme: "file", Opaque: path}).String()
-	w, err := sql.Open("sqlite", u+"?"+pragmas+"&_txlock=immediate"+
-		fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", writerAutoCkptPages))
+	// The writer's busy timeout is the store's: see Config.Timeout.
+	w, err := sql.Open("sqlite", u+"?"+common+"&_txlock=immediate"+
+		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=wal_autocheckpoint(%d)", c.busyTimeout(), writerAutoCkptPages))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -92,6 +103,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
+	s.timeout = c.timeout()
 	return s, nil
 }
 
@@ -198,11 +210,25 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // tx runs fn in a write transaction (BEGIN IMMEDIATE, on the one writer
 // connection) and commits it if fn returns nil.
+//
+// Its waits are bounded by the store's timeout: for the writer connection
+// (the writes queued before it) by a deadline, for another process's
+// lock on the file by SQLite's busy timeout, which is the same. Past
+// either, nothing was written and the write fails as an outage. Once it
+// holds the lock the transaction waits on nothing and runs to its end:
+// cutting it for being slow (a large batch under load) would only make
+// the client send it again.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	if err := s.ckpt.hold(ctx); err != nil {
-		return err
+	wctx, end := s.bound(ctx)
+	if err := s.ckpt.hold(wctx); err != nil {
+		return end(err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	conn, err := s.w.Conn(wctx)
+	if err = end(err); err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrote(fmt.Errorf("sqlite: begin: %w", err))
 	}
@@ -245,8 +271,13 @@ func (s *Store) prepared(ctx context.Context, db *sql.DB, query string) (*sql.St
 	if st := s.prepStmts[k]; st != nil {
 		return st, nil
 	}
-	st, err := db.PrepareContext(ctx, query)
-	if err != nil {
+	pctx, end := ctx, func(err error) error { return err }
+	if db == s.w {
+		// Preparing waits for the writer connection like a write.
+		pctx, end = s.bound(ctx)
+	}
+	st, err := db.PrepareContext(pctx, query)
+	if err = end(err); err != nil {
 		return nil, err
 	}
 	s.prepStmts[k] = st

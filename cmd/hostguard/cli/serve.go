@@ -335,11 +335,14 @@ func openStore(ctx context.Context, s *settings) (st hostguard.Store, kind strin
 	}
 	if kind == "postgres" {
 		var pg *postgres.Store
-		if pg, err = postgres.OpenConfig(ctx, target, s.postgres); err == nil {
+		if pg, err = postgres.OpenConfig(ctx, target, postgres.Config{Timeout: s.dbTimeout}); err == nil {
 			st = pg
 		}
 	} else {
-		st, err = hostguard.Open(ctx, dsn)
+		var lite *sqlite.Store
+		if lite, err = sqlite.OpenConfig(ctx, target, sqlite.Config{Timeout: s.dbTimeout}); err == nil {
+			st = lite
+		}
 	}
 	if err != nil {
 		release()

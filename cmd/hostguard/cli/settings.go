@@ -46,7 +46,10 @@ type settings struct {
 	evidence evidence.Config
 	leader   leader.Config
 	retry    retry.Config
-	postgres postgres.Config
+	// dbTimeout is the store's timeout, postgres.Config.Timeout or
+	// sqlite.Config.Timeout as --db names one or the other (their
+	// defaults are equal, TestDBTimeoutReachesTheStore checks).
+	dbTimeout time.Duration
 
 	// cliSources are the sources of --budget-source, or of
 	// HOSTGUARD_BUDGET_SOURCES when no flag gives any (cliSourcesFrom names
@@ -103,8 +106,8 @@ var options = []option{
 		usage: "`address` of the forward proxy; empty turns the proxy off"},
 	{name: "db", field: func(s *settings) any { return &s.db },
 		usage: "store: an SQLite file `path` or postgres://user@host/db (env $ENV; default $XDG_STATE_HOME/hostguard/hostguard.db, else ~/.local/state/hostguard/hostguard.db)"},
-	{name: "postgres.timeout", field: func(s *settings) any { return &s.postgres.Timeout }, def: postgres.DefaultTimeout,
-		usage: "longest wait for PostgreSQL to answer one statement, or a connection; past it the request is answered 503; negative for none"},
+	{name: "db_timeout", field: func(s *settings) any { return &s.dbTimeout }, def: postgres.DefaultTimeout,
+		usage: "longest wait for the store: a PostgreSQL statement or connection; an SQLite write's turn at the writer, or another process's lock on the file; past it the request is answered 503; negative for none"},
 	{name: "allow_private", field: func(s *settings) any { return &s.server.AllowPrivate },
 		usage: "let fetch and the proxy reach loopback, private and link-local addresses"},
 	{name: "accept_writable_config", field: func(s *settings) any { return &s.acceptWritableConfig },

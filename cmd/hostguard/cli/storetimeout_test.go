@@ -8,11 +8,15 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/store/postgres"
+	"github.com/hostguard/hostguard/store/sqlite"
 )
 
-func TestPostgresTimeoutReachesTheStore(t *testing.T) {
+func TestDBTimeoutReachesTheStore(t *testing.T) {
+	if postgres.DefaultTimeout != sqlite.DefaultTimeout {
+		t.Fatalf("db_timeout's default is postgres.DefaultTimeout (%v), but SQLite's is %v", postgres.DefaultTimeout, sqlite.DefaultTimeout)
+	}
 	file := filepath.Join(t.TempDir(), "hg.json")
-	if err := os.WriteFile(file, []byte(`{"postgres": {"timeout": "7s"}}`), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(`{"db_timeout": "7s"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -23,17 +27,17 @@ func TestPostgresTimeoutReachesTheStore(t *testing.T) {
 		{nil, "", postgres.DefaultTimeout},
 		{[]string{"--config", file}, "", 7 * time.Second},
 		{[]string{"--config", file}, "9s", 9 * time.Second},
-		{[]string{"--config", file, "--postgres-timeout", "-1s"}, "9s", -time.Second},
+		{[]string{"--config", file, "--db-timeout", "-1s"}, "9s", -time.Second},
 	} {
 		if c.env != "" {
-			t.Setenv("HOSTGUARD_POSTGRES_TIMEOUT", c.env)
+			t.Setenv("HOSTGUARD_DB_TIMEOUT", c.env)
 		}
 		s, code, stop := parseServe(c.args, &strings.Builder{})
 		if stop {
 			t.Fatalf("%v: exit %d", c.args, code)
 		}
-		if got := s.postgres.Timeout; got != c.want {
-			t.Errorf("%v with variable %q: Timeout %v, want %v", c.args, c.env, got, c.want)
+		if got := s.dbTimeout; got != c.want {
+			t.Errorf("%v with variable %q: timeout %v, want %v", c.args, c.env, got, c.want)
 		}
 	}
 }
