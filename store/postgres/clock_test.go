@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/health"
 	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/leader"
 	"github.com/hostguard/hostguard/retry"
@@ -33,7 +34,8 @@ func openPG(t *testing.T, dsn string) *postgres.Store {
 // Two nodes share one database. Node A runs on the defaults (the store's
 // cluster clock); node B's own clock jumps an hour forward and back.
 // Neither direction may let B take a live lease (an item's or the
-// leader's), hold work back, or stall a source's pacing.
+// leader's), hold work back, end a host's backoff early, or stall a
+// source's pacing.
 func TestNodeClockJumpsDecideNothing(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	ctx := context.Background()
@@ -116,6 +118,42 @@ func TestNodeClockJumpsDecideNothing(t *testing.T) {
 		}
 		if l, won := campaign(stA, "a", stA.ClusterNow()); won {
 			t.Fatalf("A took the lease B holds for a minute, granted while B's clock ran an hour behind: %+v", l)
+		}
+	})
+
+	t.Run("host backoffs", func(t *testing.T) {
+		cfg := health.Config{Schedule: []time.Duration{10 * time.Minute}, OutageAfter: -1}
+		healthA, err := health.New(stA, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Now = nowB
+		healthB, err := health.New(stB, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		available := func(tr *health.Tracker, name string) bool {
+			t.Helper()
+			ok, err := tr.Available(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		clkB.Set(start)
+		if err := healthA.Touch(ctx, "a-failed", false); err != nil {
+			t.Fatal(err)
+		}
+		clkB.Set(start.Add(time.Hour))
+		if available(healthB, "a-failed") {
+			t.Fatal("B, its clock an hour ahead, finds a-failed available during the 10-minute backoff A recorded")
+		}
+		clkB.Set(start.Add(-time.Hour))
+		if err := healthB.Touch(ctx, "b-failed", false); err != nil {
+			t.Fatal(err)
+		}
+		if available(healthA, "b-failed") {
+			t.Fatal("A finds b-failed available during the 10-minute backoff B recorded with its clock an hour behind")
 		}
 	})
 
