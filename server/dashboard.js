@@ -331,7 +331,7 @@
       : null;
     panel("endpoints", summary, el("p", { class: "actions" }, all), none, rows.length ? table([
       { label: "endpoint", name: true }, { label: "state" }, { label: "since" }, { label: "failures", n: true },
-      { label: "last error" }, { label: "probe or trial" }, { label: "tickets", n: true }, { label: "action", cls: "act" },
+      { label: "last failure" }, { label: "probe or trial" }, { label: "tickets", n: true }, { label: "action", cls: "act" },
     ], rows) : null, collapsed);
   }
 
@@ -388,7 +388,9 @@
     if (!q) return panel("queue", el("p", { class: "muted", text: "This daemon has no retry scheduler." }));
     const lag = q.oldest_due_lag_seconds > 0 ? "oldest due for " + dur(q.oldest_due_lag_seconds) : null;
     const summary = el("p", { class: "counts" }, el("span", null, count(q.total) + " items"),
-      el("span", { class: q.due_now ? "warn" : null }, count(q.due_now) + " due now"), lag && el("span", null, lag));
+      el("span", { class: q.due_now ? "warn" : null }, count(q.due_now) + " due now"), lag && el("span", null, lag),
+      q.leases_expired ? el("span", { class: "warn", title: "leases that ran out: claimable again, not counted as due now",
+        text: count(q.leases_expired) + " leases expired" }) : null);
     const states = ["pending", "scheduled", "leased", "done"];
     for (const s of Object.keys(q.by_state || {})) if (!states.includes(s)) states.push(s);
     const byState = table([{ label: "state", name: true }, { label: "items", n: true }],

@@ -147,6 +147,13 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 		!regexp.MustCompile(`^127\.0\.0\.1 guard: 1 open host tracker: no failure recorded\ndown\.example guard: closed host tracker: backoff, retry in \d+ s Clear backoff hostguard hosts --reset down\.example$`).MatchString(got) {
 		t.Errorf("the endpoints panel's host rows say %q (%v)", got, err)
 	}
+	// "Due now" is one word and one count: the queue's summary and its
+	// first bar, from one snapshot.
+	if got, err := eval[string](b, `[...document.querySelectorAll("#queue .counts span")].map((s) => s.textContent).join("|") + " / " +
+		[...document.querySelector("#queue .hist").children].filter((c) => c.tagName === "SPAN").slice(0, 2).map((s) => s.textContent).join("=")`); err != nil ||
+		got != "2 items|1 due now / due now=1" {
+		t.Errorf("the queue says %q (%v); want \"2 items|1 due now / due now=1\"", got, err)
+	}
 	b.screenshot("actions-before")
 
 	click(t, b, "reset "+af.dead, false, panelHas("endpoints", "Every endpoint is closed"))
@@ -368,7 +375,7 @@ func TestDashboardShowsTheOpenFirst(t *testing.T) {
 	}
 	// The labels, pinned: the same words as hostguard status.
 	labels, err := eval[string](b, `[...document.querySelectorAll("#endpoints thead th")].map((e) => e.textContent).join("|")`)
-	if want := "endpoint|state|since|failures|last error|probe or trial|tickets|action"; err != nil || labels != want {
+	if want := "endpoint|state|since|failures|last failure|probe or trial|tickets|action"; err != nil || labels != want {
 		t.Errorf("the endpoints' columns are %q (%v); want %q", labels, err, want)
 	}
 	if !b.mustEval(open + `.every((r) => r.cells[5].textContent.startsWith("trial in "))`) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -55,15 +56,24 @@ func TestStatusLabels(t *testing.T) {
 	}
 	touch(t, addr, "ok.example.net", true)
 	touch(t, addr, "files.example.net", false)
+	mustRun(t, "items", "add", "--addr", addr, "a1")
 	out := mustRun(t, "status", "--addr", addr)
-	for _, want := range []string{"ENDPOINT  ", "STATE  ", "TRIAL IN  ", "FAILURES  ", "LAST FAILURE",
-		"HOST  ", "FAILS IN A ROW  ", "RETRY IN  "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status lacks %q:\n%s", want, out)
-		}
+	// The endpoints' head, then the hosts': the dashboard's words.
+	if !regexp.MustCompile(`(?m)^ENDPOINT +STATE +TRIAL IN +FAILURES +LAST FAILURE$`).MatchString(out) {
+		t.Errorf("status's endpoint columns are not ENDPOINT STATE TRIAL IN FAILURES LAST FAILURE:\n%s", out)
 	}
-	if strings.Contains(out, "OPEN FOR") {
-		t.Errorf("status says OPEN FOR for the time until a trial:\n%s", out)
+	if !regexp.MustCompile(`(?m)^HOST +HEALTHY +AVAILABLE +FAILURES IN A ROW +RETRY IN +LAST SUCCESS +LAST FAILURE$`).MatchString(out) {
+		t.Errorf("status's host columns are not the dashboard's words:\n%s", out)
+	}
+	if strings.Contains(out, "OPEN FOR") || strings.Contains(out, "FAILS IN A ROW") {
+		t.Errorf("status says OPEN FOR or FAILS IN A ROW:\n%s", out)
+	}
+	// Due now: the same words in status and items stats, the same count.
+	if !strings.Contains(out, "\nitems: 1 total, 1 due now") {
+		t.Errorf("status's items line:\n%s", out)
+	}
+	if out := mustRun(t, "items", "stats", "--addr", addr); !strings.HasPrefix(out, "1 items, 1 due now\n") {
+		t.Errorf("items stats:\n%s", out)
 	}
 }
 

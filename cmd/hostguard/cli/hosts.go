@@ -107,5 +107,5 @@ func printHosts(w io.Writer, empty string, hosts []api.Host) {
 		rows = append(rows, []string{name, strconv.FormatBool(h.Healthy), strconv.FormatBool(h.Available),
 			strconv.Itoa(h.ConsecutiveFails), seconds(h.RetryInSeconds), when(h.LastSuccess), when(h.LastFailure)})
 	}
-	table(w, empty, []string{"HOST", "HEALTHY", "AVAILABLE", "FAILS IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"}, rows)
+	table(w, empty, []string{"HOST", "HEALTHY", "AVAILABLE", "FAILURES IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"}, rows)
 }
