@@ -170,6 +170,7 @@
     return (u === 0 ? String(v) : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)) + " " + units[u];
   }
   const count = (n) => Number(n || 0).toLocaleString();
+  const plural = (n, word) => count(n) + " " + word + (Number(n) === 1 ? "" : "s");
 
   // bar shows used of allowance, with the reserved part at its end.
   function bar(used, allowance, reserve, full, label) {
@@ -247,7 +248,7 @@
       const h = rep.hosts;
       return muted(h.unhealthy > (h.unhealthy_hosts || []).length ? "not among the first " + (h.unhealthy_hosts || []).length : "no failure recorded");
     }
-    return x.available ? el("span", { class: "warn", text: "unhealthy, " + count(x.consecutive_fails) + " failures in a row" })
+    return x.available ? el("span", { class: "warn", text: "unhealthy, " + plural(x.consecutive_fails, "failure") + " in a row" })
       : el("span", { class: "bad", text: "backoff, retry in " + dur(x.retry_in_seconds) });
   }
 
@@ -343,7 +344,16 @@
       el("span", { class: h.unhealthy ? "warn" : null }, count(h.unhealthy) + " unhealthy"),
       el("span", { class: h.backoff ? "bad" : null }, count(h.backoff) + " in backoff"));
     const list = h.unhealthy_hosts || [];
-    if (!list.length) return panel("hosts", summary, el("p", { class: "muted", text: "Every known host answered last time." }));
+    // The tracker holds the hosts its clients touch; the proxy and fetch
+    // report to the guard alone, so a host can fail there and be unknown
+    // here. Say so rather than let "0 known" look like "all is well".
+    const tracked = new Set(list.map((x) => x.name));
+    const guardOnly = [...new Set((rep.guard.not_closed || []).filter((e) => e.state === "open").map((e) => hostOf(e.endpoint)))]
+      .filter((n) => !tracked.has(n)).sort();
+    const note = guardOnly.length ? el("p", { class: "muted guard-only" }, "Open endpoints on " + guardOnly.slice(0, 5).join(", ") +
+      (guardOnly.length > 5 ? " and " + (guardOnly.length - 5) + " more" : "") +
+      ": the guard's view, under Endpoints. The host tracker records only the hosts its clients touch (POST /v1/hosts/{name}/touch); the proxy and fetch report to the guard.") : null;
+    if (!list.length) return panel("hosts", summary, el("p", { class: "muted", text: "Every known host answered last time." }), note);
     const guardOf = {};
     for (const e of rep.guard.not_closed || []) {
       const k = hostOf(e.endpoint);
@@ -377,7 +387,7 @@
       { label: "last success" }, { label: "last failure" }, { label: "recent (this node)", cls: "fit" }, { label: "action", cls: "act" },
     ], rows), more, el("p", { class: "legend" },
       el("span", { class: "success", text: "success" }), " ", el("span", { class: "failure", text: "failure" }), " ",
-      el("span", { class: "ignored", text: "ignored (outage)" })));
+      el("span", { class: "ignored", text: "ignored (outage)" })), note);
   }
 
   // How the buckets of items_due are labelled; they come in order.
@@ -390,7 +400,7 @@
     const summary = el("p", { class: "counts" }, el("span", null, count(q.total) + " items"),
       el("span", { class: q.due_now ? "warn" : null }, count(q.due_now) + " due now"), lag && el("span", null, lag),
       q.leases_expired ? el("span", { class: "warn", title: "leases that ran out: claimable again, not counted as due now",
-        text: count(q.leases_expired) + " leases expired" }) : null);
+        text: plural(q.leases_expired, "lease") + " expired" }) : null);
     const states = ["pending", "scheduled", "leased", "done"];
     for (const s of Object.keys(q.by_state || {})) if (!states.includes(s)) states.push(s);
     const byState = table([{ label: "state", name: true }, { label: "items", n: true }],

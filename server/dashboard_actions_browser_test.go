@@ -154,6 +154,11 @@ func TestDashboardActionsInABrowser(t *testing.T) {
 		got != "2 items|1 due now / due now=1" {
 		t.Errorf("the queue says %q (%v); want \"2 items|1 due now / due now=1\"", got, err)
 	}
+	// The tracker does not know the open endpoint's host: the Hosts panel
+	// says where its state is rather than look as if all were well.
+	if !b.mustEval(`document.querySelector("#hosts .guard-only") !== null && ` + panelHas("hosts", "Open endpoints on 127.0.0.1: the guard's view, under Endpoints.")) {
+		t.Error("the Hosts panel does not point to the guard's view of a host it does not know")
+	}
 	b.screenshot("actions-before")
 
 	click(t, b, "reset "+af.dead, false, panelHas("endpoints", "Every endpoint is closed"))

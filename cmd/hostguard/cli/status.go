@@ -143,7 +143,11 @@ func printStats(w io.Writer, it *statsJSON) {
 		table(w, "", []string{"WAITING AFTER", "ITEMS"}, rows)
 	}
 	if it.LeasesExpired > 0 {
-		fmt.Fprintf(w, "\n%d leases expired: claimable again, not counted as due now\n", it.LeasesExpired)
+		leases := "leases"
+		if it.LeasesExpired == 1 {
+			leases = "lease"
+		}
+		fmt.Fprintf(w, "\n%d %s expired: claimable again, not counted as due now\n", it.LeasesExpired, leases)
 	}
 	if it.HostWakes > 0 {
 		fmt.Fprintf(w, "\n%d items made due by %d wakes of hosts that answered again\n", it.HostWoken, it.HostWakes)
