@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -218,4 +219,79 @@ func TestClusterClockIsTheDatabasesClock(t *testing.T) {
 			t.Errorf("node %v off: cluster clock %v, the store's own %v", off, got, before)
 		}
 	}
+}
+
+// A capability whose Config leaves Now unset stamps times by the store's
+// cluster clock, not by the node's: with the database's clock an hour
+// ahead of this node's, every time it stamps is an hour ahead too.
+func TestCapabilitiesDefaultToTheClusterClock(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	ctx := context.Background()
+	st := openPG(t, dsn)
+	postgres.ShiftClusterClock(st, time.Hour)
+	near := func(what string, got time.Time, ahead time.Duration) {
+		t.Helper()
+		want := time.Now().Add(time.Hour + ahead)
+		if d := got.Sub(want); d < -time.Minute || d > time.Minute {
+			t.Errorf("%s: %v; want about %v, by the database's clock", what, got, want)
+		}
+	}
+
+	sched, err := retry.New(st, retry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sched.Add(ctx, retry.NewItem{ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := sched.Claim(ctx, retry.ClaimParams{N: 1, Lease: 10 * time.Minute})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("claim: %v, %v", ids(ls), err)
+	}
+	near("retry: the lease's end", ls[0].Until, 10*time.Minute)
+
+	b, err := budget.New(st, budget.Config{Sources: []budget.Source{{Name: "idx", Pace: budget.NoPace}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Admit(ctx, budget.AdmitParams{Source: "idx", Kind: budget.KindSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("budget: the grant", g.At, 0)
+
+	tr, err := health.New(st, health.Config{Schedule: []time.Duration{10 * time.Minute}, OutageAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tr.TouchResult(ctx, "h", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("health: the backoff's end", r.BackoffUntil, 10*time.Minute)
+
+	el, err := leader.New(st, leader.Config{LeaseFor: time.Minute, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	led := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- el.Run(rctx, func(ctx context.Context) error {
+			close(led)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	<-led
+	l, err := el.Current(ctx)
+	cancel()
+	if rerr := <-done; rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("leader: the lease's end", l.ExpiresAt, time.Minute)
 }

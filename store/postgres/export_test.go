@@ -28,3 +28,17 @@ func NewClusterClock(s *Store, local func() time.Time) func() time.Time {
 	}
 	return c.now
 }
+
+// ShiftClusterClock makes s's cluster clock read the database's clock
+// plus d, as if the database's clock and this node's disagreed by d, and
+// anchors it again.
+func ShiftClusterClock(s *Store, d time.Duration) {
+	read := s.clock.read
+	s.clock.read = func(ctx context.Context) (time.Time, error) {
+		t, err := read(ctx)
+		return t.Add(d), err
+	}
+	if err := s.clock.anchor(context.Background()); err != nil {
+		panic(err)
+	}
+}
