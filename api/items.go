@@ -141,18 +141,33 @@ type SettleResponse struct {
 	Results []SettleResult `json:"results"`
 }
 
+// QueueStats is the retry queue's statistics as the wire has them: it
+// encodes as retry.Stats does, and decodes what that wrote, the lag in
+// seconds included, which retry.Stats alone would drop.
+type QueueStats struct {
+	retry.Stats
+}
+
+// UnmarshalJSON reads what retry.Stats.MarshalJSON writes.
+func (q *QueueStats) UnmarshalJSON(b []byte) error {
+	type plain retry.Stats
+	var st struct {
+		plain
+		Lag float64 `json:"oldest_due_lag_seconds"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return err
+	}
+	q.Stats = retry.Stats(st.plain)
+	q.Stats.OldestDueLag = time.Duration(st.Lag * float64(time.Second))
+	return nil
+}
+
 // ItemsStats answers GET /v1/items/stats: the queue's statistics and,
 // under "due", the due histogram.
 type ItemsStats struct {
-	retry.Stats
+	QueueStats
 	Due DueHistogram
-}
-
-// itemsStatsWire is what ItemsStats adds to the encoding of retry.Stats,
-// whose own MarshalJSON would otherwise stand for the whole struct.
-type itemsStatsWire struct {
-	Lag float64      `json:"oldest_due_lag_seconds"`
-	Due DueHistogram `json:"due"`
 }
 
 // MarshalJSON adds "due" to the statistics' own encoding, which
@@ -172,20 +187,14 @@ func (v ItemsStats) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, the lag in seconds
-// included.
+// UnmarshalJSON reads what MarshalJSON writes.
 func (v *ItemsStats) UnmarshalJSON(b []byte) error {
-	var extra itemsStatsWire
-	if err := json.Unmarshal(b, &extra); err != nil {
+	var due struct {
+		Due DueHistogram `json:"due"`
+	}
+	if err := json.Unmarshal(b, &due); err != nil {
 		return err
 	}
-	type plain retry.Stats
-	var st plain
-	if err := json.Unmarshal(b, &st); err != nil {
-		return err
-	}
-	v.Stats = retry.Stats(st)
-	v.Stats.OldestDueLag = time.Duration(extra.Lag * float64(time.Second))
-	v.Due = extra.Due
-	return nil
+	v.Due = due.Due
+	return v.QueueStats.UnmarshalJSON(b)
 }

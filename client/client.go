@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // DefaultAddr is where `hostguard serve` listens with no flags.
@@ -155,8 +157,16 @@ func (c *Client) Healthz(ctx context.Context) error {
 	return err
 }
 
-// Status is GET /v1/status, the status page's figures, as JSON: its shape
-// follows the dashboard and is not part of package api.
-func (c *Client) Status(ctx context.Context) (json.RawMessage, error) {
-	return c.send(ctx, http.MethodGet, "/v1/status", nil, nil, routePlain)
+// Status is GET /v1/status: the figures the dashboard shows.
+func (c *Client) Status(ctx context.Context) (api.Status, error) {
+	var res api.Status
+	err := c.call(ctx, http.MethodGet, "/v1/status", nil, nil, &res, routePlain)
+	return res, err
+}
+
+// Leader is GET /v1/leader: whether this daemon runs the periodic work.
+func (c *Client) Leader(ctx context.Context) (api.Leader, error) {
+	var res api.Leader
+	err := c.call(ctx, http.MethodGet, "/v1/leader", nil, nil, &res, routePlain)
+	return res, err
 }

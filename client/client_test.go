@@ -290,6 +290,13 @@ func TestTokenAndConfiguration(t *testing.T) {
 	}
 	_, err = c.Items.Get(ctx, "x")
 	wantCode(t, "items without a scheduler", err, http.StatusNotImplemented, client.CodeNotConfigured, client.ErrNotConfigured)
+	st, err := c.Status(ctx)
+	if err != nil || st.Items != nil || st.Hosts == nil || st.Version == "" && st.StartedAt.IsZero() {
+		t.Fatalf("Status without a scheduler: %+v, %v", st, err)
+	}
+	if l, err := c.Leader(ctx); err != nil || !l.Leading {
+		t.Fatalf("Leader: %+v, %v", l, err)
+	}
 	raw, err := c.Do(ctx, http.MethodGet, "/v1/guard", nil, nil)
 	if err != nil || !strings.Contains(string(raw), `"endpoints"`) {
 		t.Fatalf("Do: %s, %v", raw, err)

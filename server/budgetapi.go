@@ -77,9 +77,6 @@ func (s *Server) budgetReport(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// budgetView is the name the status report shows the budget by.
-type budgetView = api.BudgetReport
-
 func newBudgetView(r budget.Report) *api.BudgetReport {
 	v := &api.BudgetReport{Report: r, Sources: make([]api.BudgetSource, 0, len(r.Sources))}
 	for _, s := range r.Sources {

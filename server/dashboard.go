@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // dashboardRefreshEvery is how often the dashboard reloads its figures.
@@ -79,8 +81,8 @@ type dashboardData struct {
 	Session   bool  `json:"session"`
 	// CSRF is the session's CSRF token, which the script sends with each
 	// action; empty without a session.
-	CSRF   string       `json:"csrf,omitempty"`
-	Report statusReport `json:"report"`
+	CSRF   string     `json:"csrf,omitempty"`
+	Report api.Status `json:"report"`
 }
 
 // dashboard serves GET /. With a token, requireTokenOrSession has already

@@ -10,9 +10,6 @@ import (
 	"github.com/hostguard/hostguard/feed"
 )
 
-// feedView is the name the status report lists feeds by.
-type feedView = api.Feed
-
 // timePtr turns a zero time into an absent JSON field.
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {

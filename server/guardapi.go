@@ -251,10 +251,6 @@ func dialErr(errno syscall.Errno) error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
 }
 
-// endpointView is the name the status report embeds the guard's
-// endpoint by.
-type endpointView = api.Endpoint
-
 func newEndpointView(st guard.EndpointStatus) api.Endpoint {
 	v := api.Endpoint{
 		Endpoint: st.Endpoint, State: st.State.String(), Failures: st.Failures,

@@ -8,9 +8,6 @@ import (
 	"github.com/hostguard/hostguard/health"
 )
 
-// hostView is the name the status report embeds a host by.
-type hostView = api.Host
-
 func newHostView(st health.Status) api.Host {
 	return api.Host{Status: st, RetryInSeconds: st.RetryIn.Seconds()}
 }

@@ -176,6 +176,6 @@ func (s *Server) itemsStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed("reading queue statistics", err)
 	}
-	writeJSON(w, http.StatusOK, api.ItemsStats{Stats: st, Due: due})
+	writeJSON(w, http.StatusOK, api.ItemsStats{QueueStats: api.QueueStats{Stats: st}, Due: due})
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // DefaultMaintainEvery is how often the leader prunes old budget usage and
@@ -86,33 +88,8 @@ func (s *Server) maintainOnce(ctx context.Context) {
 	}
 }
 
-// leaderView is GET /v1/leader.
-type leaderView struct {
-	// Leading is whether this node runs the periodic work (feed polls,
-	// pruning) now.
-	Leading bool `json:"leading"`
-	// Elected is false when the daemon has no elector and so always
-	// leads.
-	Elected bool `json:"elected"`
-	// Node is this node's id in the election.
-	Node string `json:"node,omitempty"`
-	// Term is the term this node leads in, 0 when it does not lead.
-	Term int64 `json:"term"`
-	// Lease is the election as the store has it.
-	Lease *leaseView `json:"lease,omitempty"`
-}
-
-type leaseView struct {
-	Election string `json:"election"`
-	// Holder is the leading node; empty on a single-node store, where
-	// every node leads, or when nobody holds the lease.
-	Holder    string     `json:"holder"`
-	Term      int64      `json:"term"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-}
-
-func (s *Server) leaderStatus(ctx context.Context) (leaderView, error) {
-	v := leaderView{Leading: s.leading.Load()}
+func (s *Server) leaderStatus(ctx context.Context) (api.Leader, error) {
+	v := api.Leader{Leading: s.leading.Load()}
 	el := s.cfg.Elector
 	if el == nil {
 		return v, nil
@@ -122,7 +99,7 @@ func (s *Server) leaderStatus(ctx context.Context) (leaderView, error) {
 	if err != nil {
 		return v, err
 	}
-	v.Lease = &leaseView{Election: l.Name, Holder: l.Node, Term: l.Term, ExpiresAt: timePtr(l.ExpiresAt)}
+	v.Lease = &api.LeaderLease{Election: l.Name, Holder: l.Node, Term: l.Term, ExpiresAt: timePtr(l.ExpiresAt)}
 	return v, nil
 }
 

@@ -4,16 +4,13 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // readyTimeout bounds each readiness check: a probe that hangs on a dead
 // store is as not-ready as one that fails.
 const readyTimeout = 2 * time.Second
-
-type readyView struct {
-	Status string            `json:"status"` // "ready" or "not ready"
-	Checks map[string]string `json:"checks"` // "ok", or why not
-}
 
 // readyz answers whether this daemon can do its work: its store answers
 // with the schema it started with (Config.Ready), and a leader is known
@@ -22,7 +19,7 @@ type readyView struct {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
-	v := readyView{Status: "ready", Checks: map[string]string{"store": "ok", "leader": "ok"}}
+	v := api.Readiness{Status: "ready", Checks: map[string]string{"store": "ok", "leader": "ok"}}
 	if s.cfg.Ready != nil {
 		if err := s.cfg.Ready(ctx); err != nil {
 			// The reason is the check's own short text, never a driver's.

@@ -5,94 +5,21 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
-	"time"
 	"unicode/utf8"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/evidence"
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/health"
-	"github.com/hostguard/hostguard/retry"
 )
 
 // statusHostLimit bounds the hosts each list of the status report holds;
 // the counts are always complete, and GET /v1/hosts pages through the rest.
 const statusHostLimit = 100
 
-// statusReport is GET /v1/status and what the dashboard shows.
-type statusReport struct {
-	Time time.Time `json:"time"`
-	// Version, Node, StartedAt and UptimeSeconds describe this daemon;
-	// Store is the kind of store it runs on, when its program said.
-	Version       string    `json:"version"`
-	Node          string    `json:"node,omitempty"`
-	Store         string    `json:"store,omitempty"`
-	StartedAt     time.Time `json:"started_at"`
-	UptimeSeconds float64   `json:"uptime_seconds"`
-
-	Guard guardSummary `json:"guard"`
-	Hosts *hostSummary `json:"hosts,omitempty"`
-	// Items and ItemsDue come from one read of the store: ItemsDue's
-	// "now" bucket is Items.DueNow.
-	Items *retry.Stats `json:"items,omitempty"`
-	// ItemsDue counts the waiting items by when they are next due.
-	ItemsDue *retry.DueHistogram `json:"items_due,omitempty"`
-	// Budget is today's usage against the allowances.
-	Budget *budgetView `json:"budget,omitempty"`
-	// Leader says whether this node runs the periodic work.
-	Leader leaderView `json:"leader"`
-	// Feeds are the configured and stored feeds, each last error cut
-	// to its short form.
-	Feeds []feedView `json:"feeds,omitempty"`
-	// Evidence counts the subjects of the last computed evidence set.
-	Evidence *evidenceSummary `json:"evidence,omitempty"`
-	// Problems names the parts that could not be read (a store error);
-	// the rest of the report is still good.
-	Problems []string `json:"problems,omitempty"`
-}
-
-type guardSummary struct {
-	// Endpoints counts the records the guard holds.
-	Endpoints int            `json:"endpoints"`
-	ByState   map[string]int `json:"by_state"`
-	// RemoteTickets counts acquired, unreported API tickets.
-	RemoteTickets int `json:"remote_tickets"`
-	// NotClosed lists the open and half-open endpoints.
-	NotClosed []statusEndpoint `json:"not_closed"`
-}
-
-// statusEndpoint is an endpoint as the dashboard shows it: what GET
-// /v1/guard says, and since when it has been in its state.
-type statusEndpoint struct {
-	endpointView
-	// Since is when the endpoint entered its state: for half-open, the
-	// end of its open period; for open, the start of it.
-	Since *time.Time `json:"since,omitempty"`
-	// Probing is true while the guard's own probe holds the trial.
-	Probing bool `json:"probing"`
-	// Openings counts the open periods in a row without an answer.
-	Openings int `json:"openings"`
-}
-
-type hostSummary struct {
-	health.Counts
-	// InBackoff lists up to 100 hosts in backoff, by name.
-	InBackoff []hostView `json:"in_backoff"`
-	// UnhealthyHosts lists up to 100 hosts with a failure since their
-	// last success, those in backoff first, each with the outcomes this
-	// node recorded for it lately.
-	UnhealthyHosts []statusHost `json:"unhealthy_hosts"`
-}
-
-type statusHost struct {
-	hostView
-	// Recent is up to 20 outcomes this node answered touches with since
-	// it started, oldest first.
-	Recent []outcomeView `json:"recent"`
-}
-
-func (s *Server) statusReport(ctx context.Context) statusReport {
+func (s *Server) statusReport(ctx context.Context) api.Status {
 	now := s.cfg.Now()
-	rep := statusReport{
+	rep := api.Status{
 		Time: now.UTC(), Version: s.version, Store: s.cfg.StoreKind,
 		StartedAt: s.started.UTC(), UptimeSeconds: now.Sub(s.started).Seconds(),
 	}
@@ -118,7 +45,7 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 			s.log.Error("server: reading the retry queue for the status report failed", "err", err)
 			rep.Problems = append(rep.Problems, "the retry queue could not be read")
 		} else {
-			rep.Items, rep.ItemsDue = &q.Stats, &q.Due
+			rep.Items, rep.ItemsDue = &api.QueueStats{Stats: q.Stats}, &q.Due
 		}
 	}
 	if b := s.cfg.Budget; b != nil {
@@ -150,29 +77,29 @@ func (s *Server) statusReport(ctx context.Context) statusReport {
 	}
 	if b := s.cfg.Evidence; b != nil {
 		snap := b.Snapshot()
-		es := &evidenceSummary{Fingerprint: b.CurrentFingerprint(), Known: snap.Known(), ComputedAt: timePtr(snap.ComputedAt())}
+		es := &api.StatusEvidence{Fingerprint: b.CurrentFingerprint(), Known: snap.Known(), ComputedAt: timePtr(snap.ComputedAt())}
 		es.Available, es.Unavailable = evidenceCounts(snap)
 		rep.Evidence = es
 	}
 	return rep
 }
 
-func (s *Server) guardSummary() guardSummary {
+func (s *Server) guardSummary() api.StatusGuard {
 	all := s.guard.Endpoints()
-	g := guardSummary{
+	g := api.StatusGuard{
 		Endpoints: len(all),
 		ByState: map[string]int{
 			guard.Closed.String(): 0, guard.Open.String(): 0, guard.HalfOpen.String(): 0,
 		},
 		RemoteTickets: s.tickets.len(),
-		NotClosed:     []statusEndpoint{},
+		NotClosed:     []api.StatusEndpoint{},
 	}
 	for _, st := range all {
 		g.ByState[st.State.String()]++
 		if st.State == guard.Closed {
 			continue
 		}
-		e := statusEndpoint{endpointView: newEndpointView(st), Probing: st.Probing, Openings: st.Openings}
+		e := api.StatusEndpoint{Endpoint: newEndpointView(st), Probing: st.Probing, Openings: st.Openings}
 		switch {
 		case st.State == guard.HalfOpen && !st.OpenUntil.IsZero():
 			e.Since = timePtr(st.OpenUntil)
@@ -188,7 +115,7 @@ func (s *Server) guardSummary() guardSummary {
 	return g
 }
 
-func (s *Server) hostSummary(ctx context.Context, h *health.Tracker) (*hostSummary, error) {
+func (s *Server) hostSummary(ctx context.Context, h *health.Tracker) (*api.StatusHosts, error) {
 	counts, err := h.Counts(ctx)
 	if err != nil {
 		return nil, err
@@ -201,17 +128,17 @@ func (s *Server) hostSummary(ctx context.Context, h *health.Tracker) (*hostSumma
 	if err != nil {
 		return nil, err
 	}
-	hs := &hostSummary{Counts: counts, InBackoff: make([]hostView, 0, len(backoff)),
-		UnhealthyHosts: make([]statusHost, 0, len(unhealthy))}
+	hs := &api.StatusHosts{Counts: counts, InBackoff: make([]api.Host, 0, len(backoff)),
+		UnhealthyHosts: make([]api.StatusHost, 0, len(unhealthy))}
 	for _, st := range backoff {
 		hs.InBackoff = append(hs.InBackoff, newHostView(st))
 	}
 	for _, st := range unhealthy {
 		recent := s.hosts.recent(st.Name)
 		if recent == nil {
-			recent = []outcomeView{}
+			recent = []api.HostOutcome{}
 		}
-		hs.UnhealthyHosts = append(hs.UnhealthyHosts, statusHost{hostView: newHostView(st), Recent: recent})
+		hs.UnhealthyHosts = append(hs.UnhealthyHosts, api.StatusHost{Host: newHostView(st), Recent: recent})
 	}
 	// In backoff first, the longest wait first; then by name.
 	sort.SliceStable(hs.UnhealthyHosts, func(i, j int) bool {
@@ -248,18 +175,6 @@ func shortError(s string) string {
 		s = s[:cut] + "…"
 	}
 	return s
-}
-
-// evidenceSummary is the evidence part of the status report. It comes from
-// the book's last computed set, which never waits for the store; the
-// figures may be up to the book's MaxAge old.
-type evidenceSummary struct {
-	Fingerprint string `json:"fingerprint"`
-	// Known is false until the first set has been computed.
-	Known       bool       `json:"known"`
-	ComputedAt  *time.Time `json:"computed_at,omitempty"`
-	Available   int        `json:"available"`
-	Unavailable int        `json:"unavailable"`
 }
 
 func evidenceCounts(snap *evidence.Snapshot) (available, unavailable int) {

@@ -49,7 +49,7 @@ func TestStatusPageAndReport(t *testing.T) {
 	if rep.Version != "v1.2.3" || rep.Store != "sqlite" || rep.Node == "" || rep.UptimeSeconds != 90 {
 		t.Errorf("header fields: version %q store %q node %q uptime %v", rep.Version, rep.Store, rep.Node, rep.UptimeSeconds)
 	}
-	if rep.Guard.ByState["half-open"] != 1 || len(rep.Guard.NotClosed) != 1 || rep.Guard.NotClosed[0].Endpoint != dead.URL() {
+	if rep.Guard.ByState["half-open"] != 1 || len(rep.Guard.NotClosed) != 1 || rep.Guard.NotClosed[0].Endpoint.Endpoint != dead.URL() {
 		t.Fatalf("guard summary: %+v", rep.Guard)
 	}
 	// Half-open since its open period ended, 30 s after it opened.

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/api"
 )
 
 // The store keeps a host's latest outcome times and totals, not the order
@@ -41,12 +43,6 @@ func (k outcomeKind) String() string {
 		return "failure"
 	}
 	return "ignored"
-}
-
-// outcomeView is one entry of a host's recent outcomes in the report.
-type outcomeView struct {
-	At      time.Time `json:"at"`
-	Outcome string    `json:"outcome"`
 }
 
 type hostRing struct {
@@ -91,7 +87,7 @@ func (h *hostHistory) add(name string, kind outcomeKind, at time.Time) {
 }
 
 // recent returns the name's outcomes, oldest first; nil when none.
-func (h *hostHistory) recent(name string) []outcomeView {
+func (h *hostHistory) recent(name string) []api.HostOutcome {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	el, ok := h.byName[name]
@@ -99,10 +95,10 @@ func (h *hostHistory) recent(name string) []outcomeView {
 		return nil
 	}
 	r := el.Value.(*hostRing)
-	out := make([]outcomeView, 0, r.n)
+	out := make([]api.HostOutcome, 0, r.n)
 	for i := range r.n {
 		o := r.buf[(r.next-r.n+i+outcomesPerHost)%outcomesPerHost]
-		out = append(out, outcomeView{At: o.at, Outcome: o.kind.String()})
+		out = append(out, api.HostOutcome{At: o.at, Outcome: o.kind.String()})
 	}
 	return out
 }

@@ -9,9 +9,6 @@ import (
 	"github.com/hostguard/hostguard/api"
 )
 
-// feedJSON is the name the status command reads feeds by.
-type feedJSON = api.Feed
-
 func runFeeds(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {

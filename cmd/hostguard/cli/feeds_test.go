@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/internal/fakeindexer"
 	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/server"
@@ -30,7 +31,7 @@ func TestCLIFeedsAndBudgetControls(t *testing.T) {
 	waitfor.True(t, 10*time.Second, "the feed was synced", func() bool {
 		out = mustRun(t, append([]string{"feeds", "--json"}, a...)...)
 		var resp struct {
-			Feeds []feedJSON `json:"feeds"`
+			Feeds []api.Feed `json:"feeds"`
 		}
 		if err := json.Unmarshal([]byte(out), &resp); err != nil {
 			t.Fatal(err)

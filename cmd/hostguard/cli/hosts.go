@@ -9,9 +9,6 @@ import (
 	"github.com/hostguard/hostguard/health"
 )
 
-// hostJSON is the name the status command reads hosts by.
-type hostJSON = api.Host
-
 func runHosts(args []string, stdout, stderr io.Writer) int {
 	cmd := newDaemonCommand("hosts", "[NAME]", "Lists the hosts a running daemon tracks, or shows one host by NAME; with --reset, forgets NAME's failures so its backoff ends.", stdout, stderr)
 	reset := cmd.fs.Bool("reset", false, "forget the failures of host NAME, ending its backoff")

@@ -151,12 +151,12 @@ func itemsStats(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return cmd.usageError("takes no arguments")
 	}
-	var st statsJSON
+	var st api.ItemsStats
 	if code, done := cmd.fetch("GET", "/v1/items/stats", nil, nil, &st); done {
 		return code
 	}
 	fmt.Fprintf(stdout, "%d items, %d due now\n", st.Total, st.DueNow)
-	printStats(stdout, &st)
+	printStats(stdout, &st.Stats)
 	return ExitOK
 }
 

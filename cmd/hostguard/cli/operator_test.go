@@ -49,7 +49,7 @@ func TestBadNamesAndURLsAreRefusedBeforeAnythingIsCreated(t *testing.T) {
 		}
 	}
 	out := mustRun(t, "status", "--addr", addr, "--json")
-	var st statusJSON
+	var st api.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}

@@ -5,58 +5,10 @@ import (
 	"io"
 	"sort"
 	"strconv"
+
+	"github.com/hostguard/hostguard/api"
+	"github.com/hostguard/hostguard/retry"
 )
-
-// statusJSON is the part of GET /v1/status the table shows.
-type statusJSON struct {
-	Guard struct {
-		Endpoints     int            `json:"endpoints"`
-		ByState       map[string]int `json:"by_state"`
-		RemoteTickets int            `json:"remote_tickets"`
-		NotClosed     []struct {
-			Endpoint          string  `json:"endpoint"`
-			State             string  `json:"state"`
-			Failures          int     `json:"failures"`
-			RetryAfterSeconds float64 `json:"retry_after_seconds"`
-			LastFailure       string  `json:"last_failure"`
-		} `json:"not_closed"`
-	} `json:"guard"`
-	Hosts *struct {
-		Known     int `json:"known"`
-		Unhealthy int `json:"unhealthy"`
-		Backoff   int `json:"backoff"`
-		// Unhealthy holds the hosts in backoff too, longest wait first.
-		UnhealthyHosts []hostJSON `json:"unhealthy_hosts"`
-	} `json:"hosts"`
-	Items  *statsJSON `json:"items"`
-	Leader struct {
-		Leading bool   `json:"leading"`
-		Elected bool   `json:"elected"`
-		Node    string `json:"node"`
-		Term    int64  `json:"term"`
-	} `json:"leader"`
-	Feeds    []feedJSON `json:"feeds"`
-	Evidence *struct {
-		Known       bool `json:"known"`
-		Available   int  `json:"available"`
-		Unavailable int  `json:"unavailable"`
-	} `json:"evidence"`
-	Problems []string `json:"problems"`
-}
-
-type statsJSON struct {
-	Total   int            `json:"total"`
-	ByState map[string]int `json:"by_state"`
-	ByClass map[string]int `json:"by_class"`
-	DueNow  int            `json:"due_now"`
-	// LeasesExpired counts leases that ran out: claimable, not due.
-	LeasesExpired int     `json:"leases_expired"`
-	Lag           float64 `json:"oldest_due_lag_seconds"`
-	// HostWakes and HostWoken count wakes of parked items whose host
-	// answered again, and the items they made due.
-	HostWakes int `json:"host_wakes"`
-	HostWoken int `json:"host_woken"`
-}
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	cmd := newDaemonCommand("status", "", "Shows what a running daemon holds: endpoints that are not closed, unhealthy hosts, and retry queue counts.", stdout, stderr)
@@ -67,7 +19,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return cmd.usageError("takes no arguments")
 	}
-	var st statusJSON
+	var st api.Status
 	if code, done := cmd.fetch("GET", "/v1/status", nil, nil, &st); done {
 		return code
 	}
@@ -79,23 +31,27 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		rows := make([][]string, 0, len(g.NotClosed))
 		for _, e := range g.NotClosed {
-			rows = append(rows, []string{e.Endpoint, e.State, seconds(e.RetryAfterSeconds), strconv.Itoa(e.Failures), dash(e.LastFailure)})
+			rows = append(rows, []string{e.Endpoint.Endpoint, e.State, seconds(e.RetryAfterSeconds), strconv.Itoa(e.Failures), dash(e.LastFailure)})
 		}
 		table(stdout, "", []string{"ENDPOINT", "STATE", "TRIAL IN", "FAILURES", "LAST FAILURE"}, rows)
 	}
 	if h := st.Hosts; h != nil {
 		fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
-		printHosts(stdout, "every host is healthy: no host is in backoff", h.UnhealthyHosts)
+		hosts := make([]api.Host, len(h.UnhealthyHosts))
+		for i, u := range h.UnhealthyHosts {
+			hosts[i] = u.Host
+		}
+		printHosts(stdout, "every host is healthy: no host is in backoff", hosts)
 	}
 	if it := st.Items; it != nil && it.Total == 0 {
 		fmt.Fprintln(stdout, "\nitems: the retry queue is empty")
 	} else if it != nil {
 		fmt.Fprintf(stdout, "\nitems: %d total, %d due now", it.Total, it.DueNow)
-		if it.Lag > 0 {
-			fmt.Fprintf(stdout, ", oldest due for %s", seconds(it.Lag))
+		if it.OldestDueLag > 0 {
+			fmt.Fprintf(stdout, ", oldest due for %s", seconds(it.OldestDueLag.Seconds()))
 		}
 		fmt.Fprintln(stdout)
-		printStats(stdout, it)
+		printStats(stdout, &it.Stats)
 	}
 	switch l := st.Leader; {
 	case l.Leading && l.Elected:
@@ -123,7 +79,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-func printStats(w io.Writer, it *statsJSON) {
+func printStats(w io.Writer, it *retry.Stats) {
 	rows := [][]string{}
 	for _, s := range []string{"pending", "scheduled", "leased", "done"} {
 		rows = append(rows, []string{s, strconv.Itoa(it.ByState[s])})
