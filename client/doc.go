@@ -7,9 +7,11 @@
 // (Hosts), the admission budget (Budget), the feeds (Feeds) and the
 // evidence book (Evidence). The bodies it sends and reads are package
 // api's, the same types the daemon encodes, so a field the daemon adds is a
-// field this client reads. Guard.Run is their guarded: a request of the
-// caller's own under a ticket kept alive while it runs and reported after.
-// Items.All and Hosts.All walk the pages of a list.
+// field this client reads. Fetch is their fetch: one request through the
+// daemon's guard, the upstream's answer returned whatever its status.
+// Guard.Run is their guarded: a request of the caller's own under a ticket
+// kept alive while it runs and reported after. Items.All and Hosts.All
+// walk the pages of a list.
 //
 // Every call takes a context, which bounds it: the client sets no timeout
 // of its own, because a blocking claim or a budget wait may rightly take

@@ -52,6 +52,12 @@ const (
 	// CodeBudgetDisabled: 403 from Admit, the allowance for this kind of
 	// work is zero.
 	CodeBudgetDisabled Code = "budget_disabled"
+	// CodePolicyRefused: 403 from Fetch, the destination policy refused
+	// the address (see the daemon's --allow-private).
+	CodePolicyRefused Code = "policy_refused"
+	// CodeUpstreamFailed: Fetch got no upstream answer (502, 504, or
+	// another refusal naming a failure class); Body.Class is the class.
+	CodeUpstreamFailed Code = "upstream_failed"
 	// CodeNotConfigured: 501, the daemon runs without the capability the
 	// route needs.
 	CodeNotConfigured Code = "not_configured"
@@ -78,6 +84,8 @@ var (
 	ErrBudgetPaused    = &Error{Code: CodeBudgetPaused}
 	ErrBudgetDisabled  = &Error{Code: CodeBudgetDisabled}
 	ErrNotConfigured   = &Error{Code: CodeNotConfigured}
+	ErrPolicyRefused   = &Error{Code: CodePolicyRefused}
+	ErrUpstreamFailed  = &Error{Code: CodeUpstreamFailed}
 )
 
 // codeBudget is the code of ErrBudgetRefused alone: no Error has it, every
@@ -92,6 +100,7 @@ var parent = map[Code]Code{
 	CodeBudgetPaced:     codeBudget,
 	CodeBudgetPaused:    codeBudget,
 	CodeBudgetDisabled:  codeBudget,
+	CodePolicyRefused:   CodeUpstreamFailed,
 }
 
 // Error is an answer of the daemon that is not a success, or no answer.
@@ -111,6 +120,10 @@ type Error struct {
 	// Body is the decoded error object: the endpoint of a fast-fail, the
 	// reason and resets_at of a budget refusal.
 	Body api.ErrorBody
+	// ProxyError is the RFC 9209 error type the daemon named in its
+	// Proxy-Status header (destination_unavailable, connection_timeout,
+	// ...); set by Fetch.
+	ProxyError string
 	// Header is the answer's header.
 	Header http.Header
 	err    error
@@ -151,6 +164,7 @@ const (
 	routeAcquire
 	routeLease
 	routeBudget
+	routeFetch
 )
 
 // errorFrom builds the Error of one answer that is not a success.
@@ -181,6 +195,10 @@ func code(status int, b api.ErrorBody, rt route) Code {
 		return CodeTooManyTickets
 	case rt == routeLease && status == http.StatusConflict && b.Field == "lease":
 		return CodeLeaseLost
+	case rt == routeFetch && status == http.StatusForbidden && b.Class == "policy":
+		return CodePolicyRefused
+	case rt == routeFetch && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout || b.Class != ""):
+		return CodeUpstreamFailed
 	}
 	switch status {
 	case http.StatusBadRequest:

@@ -63,3 +63,21 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestDaemonError(t *testing.T) {
+	for _, c := range []struct {
+		fields []string
+		want   string
+	}{
+		{[]string{`hostguard; error=destination_unavailable; details="endpoint a, b; c is down"`}, "destination_unavailable"},
+		{[]string{`upstream-cache; error=x`, `hostguard;error="connection_timeout"`}, "connection_timeout"},
+		{[]string{`upstream-cache; detail="hostguard; error=fake", other`}, ""},
+		{[]string{`"hostguard"; ERROR=http_request_denied`}, "http_request_denied"},
+		{[]string{`hostguard; received-status=503`}, ""},
+		{nil, ""},
+	} {
+		if got := daemonError(c.fields); got != c.want {
+			t.Errorf("Proxy-Status %q: %q, want %q", c.fields, got, c.want)
+		}
+	}
+}
