@@ -40,7 +40,8 @@ type Config struct {
 	// followers try to take it. 0: LeaseFor / 3. At most LeaseFor / 2.
 	// The leader gives up leading, and cancels its work, RenewEvery / 2
 	// before its lease would expire when it cannot renew in time; the
-	// nodes' clocks must agree to better than that.
+	// clocks the nodes stamp leases with (Now) must agree to better than
+	// that, as the store's cluster clock does.
 	RenewEvery time.Duration
 	// Now is the clock for the lease times written to the store. nil: the
 	// store's cluster clock when it keeps one (store/postgres: the
