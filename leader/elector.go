@@ -56,6 +56,12 @@ func (e *Elector) Term() int64 {
 	return e.term.Load()
 }
 
+// Now is the time by the clock this elector stamps leases with
+// (Config.Now, on PostgreSQL the store's cluster clock by default): a
+// Lease's ExpiresAt means something only against it, never against the
+// node's own clock.
+func (e *Elector) Now() time.Time { return e.cfg.Now() }
+
 // Current reads the election's lease from the store: who leads, in which
 // term, until when.
 func (e *Elector) Current(ctx context.Context) (Lease, error) {

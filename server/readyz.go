@@ -50,7 +50,7 @@ func (s *Server) leaderKnown(ctx context.Context) string {
 	switch {
 	case err != nil:
 		return "the leader lease cannot be read"
-	case l.Node == "" || !l.ExpiresAt.After(s.cfg.Now()):
+	case l.Node == "" || !l.ExpiresAt.After(el.Now()):
 		return "no node holds the leader lease"
 	}
 	return ""

@@ -294,4 +294,5 @@ func TestCapabilitiesDefaultToTheClusterClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	near("leader: the lease's end", l.ExpiresAt, time.Minute)
+	near("leader: the clock /readyz reads the lease by", el.Now(), 0)
 }
