@@ -126,6 +126,9 @@ func (s *settings) decodeObject(path string, members map[string]json.RawMessage,
 			err = s.decodeSources(raw)
 		case at == "feeds":
 			err = s.decodeFeeds(raw, getenv)
+		case at == "postgres":
+			// 0.1.0's one setting in this section moved; say where.
+			err = &settingError{setting: "postgres.timeout", reason: "is now db_timeout, for both engines"}
 		case isSection(at):
 			var sub map[string]json.RawMessage
 			if err = strictjson.DecodeAt(at, raw, &sub); err == nil {

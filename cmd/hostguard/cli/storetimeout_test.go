@@ -41,3 +41,12 @@ func TestDBTimeoutReachesTheStore(t *testing.T) {
 		}
 	}
 }
+
+// A file written for 0.1.0 is told where postgres.timeout went.
+func TestPostgresTimeoutInAFileNamesItsNewName(t *testing.T) {
+	var s settings
+	err := s.decodeFile([]byte(`{"postgres": {"timeout": "7s"}}`), func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "postgres.timeout") || !strings.Contains(err.Error(), "db_timeout") {
+		t.Fatalf("decoding 0.1.0's postgres.timeout: %v; want an error naming it and db_timeout", err)
+	}
+}
