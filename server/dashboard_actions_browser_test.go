@@ -422,3 +422,25 @@ func guardReportOf(t *testing.T, f *fixture) statusReport {
 	decodeInto(t, f.do("GET", "/v1/status", nil), &rep)
 	return rep
 }
+
+// TestDashboardQueueWords: the queue's summary and its first bar say "due
+// now" of the same items, and a lease that ran out is said apart, as
+// "lease expired", not counted as due.
+func TestDashboardQueueWords(t *testing.T) {
+	f := setup(t, func(c *Config) { c.dashboardRefresh = browserRefresh })
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "l1"}}})
+	if ls := f.claim(t, 1, 60); len(ls) != 1 {
+		t.Fatalf("claimed %d items; want 1", len(ls))
+	}
+	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "d1"}, {"id": "d2"}}})
+	f.clock.Advance(2 * time.Minute) // l1's lease runs out; d1 and d2 wait
+	b := newBrowser(t, 1400, 1000)
+	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
+	b.waitFor("the queue", panelHas("queue", "due now"))
+	got, err := eval[string](b, `[...document.querySelectorAll("#queue .counts span")].map((s) => s.textContent).join("|") + " / " +
+		[...document.querySelector("#queue .hist").children].filter((c) => c.tagName === "SPAN").slice(0, 2).map((s) => s.textContent).join("=")`)
+	if want := "3 items|2 due now|oldest due for 2 m|1 lease expired / due now=2"; err != nil || got != want {
+		t.Errorf("the queue says %q (%v); want %q", got, err, want)
+	}
+	b.noConsoleProblems()
+}
