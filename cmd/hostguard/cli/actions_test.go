@@ -62,8 +62,19 @@ func TestStatusLabels(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ENDPOINT +STATE +TRIAL IN +FAILURES +LAST FAILURE$`).MatchString(out) {
 		t.Errorf("status's endpoint columns are not ENDPOINT STATE TRIAL IN FAILURES LAST FAILURE:\n%s", out)
 	}
-	if !regexp.MustCompile(`(?m)^HOST +HEALTHY +AVAILABLE +FAILURES IN A ROW +RETRY IN +LAST SUCCESS +LAST FAILURE$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^HOST +GUARD +HEALTHY +AVAILABLE +FAILURES IN A ROW +RETRY IN +LAST SUCCESS +LAST FAILURE$`).MatchString(out) {
 		t.Errorf("status's host columns are not the dashboard's words:\n%s", out)
+	}
+	// A host's row says what the guard says of it too, and the host the
+	// guard holds an open endpoint on, unknown to the tracker, is named.
+	if !regexp.MustCompile(`(?m)^files\.example\.net +closed +false +false +1 `).MatchString(out) ||
+		!strings.Contains(out, "\nopen endpoints on hosts the tracker has no failure of: 127.0.0.1 (the guard's view, above)\n") {
+		t.Errorf("status does not show the guard's view of each host:\n%s", out)
+	}
+	touch(t, addr, "127.0.0.1", false)
+	if out := mustRun(t, "status", "--addr", addr); !regexp.MustCompile(`(?m)^127\.0\.0\.1 +1 open +false +false +1 `).MatchString(out) ||
+		strings.Contains(out, "no failure of") {
+		t.Errorf("status after the tracker heard of 127.0.0.1:\n%s", out)
 	}
 	if strings.Contains(out, "OPEN FOR") || strings.Contains(out, "FAILS IN A ROW") {
 		t.Errorf("status says OPEN FOR or FAILS IN A ROW:\n%s", out)

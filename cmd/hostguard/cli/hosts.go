@@ -95,14 +95,33 @@ func resetHost(cmd *daemonCommand, name string) int {
 }
 
 func printHosts(w io.Writer, empty string, hosts []api.Host) {
+	printHostsWithGuard(w, empty, hosts, nil)
+}
+
+// printHostsWithGuard is printHosts with a GUARD column after the name
+// when guard is not nil: what the guard says of the host's endpoints
+// (guardSays), as the dashboard's Hosts panel shows it.
+func printHostsWithGuard(w io.Writer, empty string, hosts []api.Host, guard map[string]string) {
 	rows := make([][]string, 0, len(hosts))
 	for _, h := range hosts {
 		name := h.Display
 		if name == "" {
 			name = h.Name
 		}
-		rows = append(rows, []string{name, strconv.FormatBool(h.Healthy), strconv.FormatBool(h.Available),
-			strconv.Itoa(h.ConsecutiveFails), seconds(h.RetryInSeconds), when(h.LastSuccess), when(h.LastFailure)})
+		row := []string{name}
+		if guard != nil {
+			g, ok := guard[h.Name]
+			if !ok {
+				g = "closed"
+			}
+			row = append(row, g)
+		}
+		rows = append(rows, append(row, strconv.FormatBool(h.Healthy), strconv.FormatBool(h.Available),
+			strconv.Itoa(h.ConsecutiveFails), seconds(h.RetryInSeconds), when(h.LastSuccess), when(h.LastFailure)))
 	}
-	table(w, empty, []string{"HOST", "HEALTHY", "AVAILABLE", "FAILURES IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"}, rows)
+	head := []string{"HOST"}
+	if guard != nil {
+		head = append(head, "GUARD")
+	}
+	table(w, empty, append(head, "HEALTHY", "AVAILABLE", "FAILURES IN A ROW", "RETRY IN", "LAST SUCCESS", "LAST FAILURE"), rows)
 }

@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/retry"
@@ -41,7 +43,29 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		for i, u := range h.UnhealthyHosts {
 			hosts[i] = u.Host
 		}
-		printHosts(stdout, "every host is healthy: no host is in backoff", hosts)
+		tallies := guardByHost(g.NotClosed)
+		says := make(map[string]string, len(tallies))
+		for name, t := range tallies {
+			says[name] = t.String()
+		}
+		printHostsWithGuard(stdout, "every host is healthy: no host is in backoff", hosts, says)
+		// The proxy and fetch report to the guard alone: name the hosts
+		// it holds open endpoints on that the tracker has no failure of.
+		if len(h.UnhealthyHosts) == h.Unhealthy {
+			for _, u := range h.UnhealthyHosts {
+				delete(tallies, u.Name)
+			}
+			var untracked []string
+			for name, t := range tallies {
+				if t.open > 0 {
+					untracked = append(untracked, name)
+				}
+			}
+			if len(untracked) > 0 {
+				sort.Strings(untracked)
+				fmt.Fprintf(stdout, "open endpoints on hosts the tracker has no failure of: %s (the guard's view, above)\n", strings.Join(untracked, ", "))
+			}
+		}
 	}
 	if it := st.Items; it != nil && it.Total == 0 {
 		fmt.Fprintln(stdout, "\nitems: the retry queue is empty")
@@ -108,4 +132,41 @@ func printStats(w io.Writer, it *retry.Stats) {
 	if it.HostWakes > 0 {
 		fmt.Fprintf(w, "\n%d items made due by %d wakes of hosts that answered again\n", it.HostWoken, it.HostWakes)
 	}
+}
+
+// guardTally counts a host's endpoints that are not closed.
+type guardTally struct{ open, halfOpen int }
+
+// String is what the guard says of the host: "2 open, 1 half-open".
+func (t guardTally) String() string {
+	var parts []string
+	if t.open > 0 {
+		parts = append(parts, strconv.Itoa(t.open)+" open")
+	}
+	if t.halfOpen > 0 {
+		parts = append(parts, strconv.Itoa(t.halfOpen)+" half-open")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// guardByHost tallies the endpoints that are not closed by the host's
+// name as the host tracker spells it.
+func guardByHost(notClosed []api.StatusEndpoint) map[string]*guardTally {
+	by := map[string]*guardTally{}
+	for _, e := range notClosed {
+		u, err := url.Parse(e.Endpoint.Endpoint)
+		if err != nil {
+			continue
+		}
+		name := strings.ToLower(u.Hostname())
+		if by[name] == nil {
+			by[name] = &guardTally{}
+		}
+		if e.State == "open" {
+			by[name].open++
+		} else {
+			by[name].halfOpen++
+		}
+	}
+	return by
 }
