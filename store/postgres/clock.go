@@ -50,22 +50,29 @@ type clusterClock struct {
 	local func() time.Time
 	every time.Duration
 
-	mu       sync.Mutex
-	db       time.Time // the database's clock at the anchor
-	at       time.Time // local's reading at the anchor
-	anchored bool
-	retryAt  time.Time // time.Now after which a failed anchor is tried again
+	mu        sync.Mutex
+	db        time.Time // the database's clock at the anchor
+	at        time.Time // local's reading at the anchor
+	anchored  bool
+	anchoring bool      // a call is reading the database's clock
+	retryAt   time.Time // time.Now after which a failed anchor is tried again
 }
 
 func (c *clusterClock) now() time.Time {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	e := c.local().Sub(c.at)
-	if !c.anchored || e < 0 || e >= c.every {
-		if c.anchorLocked(context.Background()) == nil {
-			e = c.local().Sub(c.at)
-		}
+	stale := !c.anchored || e < 0 || e >= c.every
+	if stale && !c.anchoring && (c.retryAt.IsZero() || !time.Now().Before(c.retryAt)) {
+		// This call anchors again. Calls meanwhile read the old anchor,
+		// which the monotonic clock keeps right, rather than wait for a
+		// database that may be slow to answer.
+		c.anchoring = true
+		c.mu.Unlock()
+		_ = c.take(context.Background())
+		c.mu.Lock()
+		e = c.local().Sub(c.at)
 	}
+	defer c.mu.Unlock()
 	if !c.anchored {
 		// No anchor yet, and the database does not answer: the node's own
 		// clock is the best there is.
@@ -78,20 +85,22 @@ func (c *clusterClock) now() time.Time {
 // fresh anchor.
 func (c *clusterClock) anchor(ctx context.Context) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.retryAt = time.Time{}
-	return c.anchorLocked(ctx)
+	c.anchoring = true
+	c.mu.Unlock()
+	return c.take(ctx)
 }
 
-func (c *clusterClock) anchorLocked(ctx context.Context) error {
-	if !c.retryAt.IsZero() && time.Now().Before(c.retryAt) {
-		return errAnchorWait
-	}
+// take reads the database's clock and makes it the anchor. The caller
+// has set anchoring; take clears it.
+func (c *clusterClock) take(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, anchorTimeout)
 	defer cancel()
 	before := c.local()
 	db, err := c.read(ctx)
 	after := c.local()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.anchoring = false
 	if err != nil {
 		c.retryAt = time.Now().Add(anchorRetry)
 		return err
@@ -105,14 +114,6 @@ func (c *clusterClock) anchorLocked(ctx context.Context) error {
 	c.db, c.at, c.anchored, c.retryAt = db.UTC(), mid, true, time.Time{}
 	return nil
 }
-
-type anchorWaitError struct{}
-
-func (anchorWaitError) Error() string {
-	return "postgres: the database's clock was unreadable a moment ago"
-}
-
-var errAnchorWait error = anchorWaitError{}
 
 // readClock is clusterClock.read for s.
 func (s *Store) readClock(ctx context.Context) (time.Time, error) {

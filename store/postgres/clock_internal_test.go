@@ -50,3 +50,36 @@ func TestClusterClockOutlivesAnUnreadableDatabase(t *testing.T) {
 		t.Fatalf("now %v after %d reads; want the fresh anchor %v after 3", got, reads, db)
 	}
 }
+
+// While one call reads the database's clock, the others read the old
+// anchor instead of queueing behind a database that may be slow to
+// answer.
+func TestClusterClockDoesNotQueueBehindAnAnchor(t *testing.T) {
+	db := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	local := clocktest.New(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
+	entered, release := make(chan struct{}), make(chan struct{})
+	first := true
+	c := &clusterClock{local: local.Now, every: anchorEvery, read: func(context.Context) (time.Time, error) {
+		if first {
+			first = false
+			return db, nil
+		}
+		close(entered)
+		<-release
+		return db.Add(time.Hour), nil
+	}}
+	if err := c.anchor(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	local.Advance(anchorEvery)
+	anchored := make(chan time.Time)
+	go func() { anchored <- c.now() }()
+	<-entered
+	if got, want := c.now(), db.Add(anchorEvery); !got.Equal(want) {
+		t.Fatalf("beside an anchor in flight: %v; want the old anchor's %v", got, want)
+	}
+	close(release)
+	if got := <-anchored; !got.Equal(db.Add(time.Hour)) {
+		t.Fatalf("the anchoring call read %v; want the new anchor %v", got, db.Add(time.Hour))
+	}
+}
