@@ -244,12 +244,19 @@ func (g *Guard) Apply(t Transition) {
 }
 
 // adoptable reports whether a remote opening may be adopted by ep: no
-// answer seen here at or after the first failure behind it (the coarse
-// reading is a lower bound, so an answer within coarseStep before Since
-// counts as newer: the guard errs towards contacting), and no opening of
-// its own that ends later. Call with ep.mu held.
+// answer seen here at or after Since, when the request behind the first
+// failure was sent, and no opening of its own that ends later. Call with
+// ep.mu held.
+//
+// The answer's coarse reading is a lower bound of its time, so only an
+// answer proven newer than Since blocks the opening, as for this guard's
+// own failures (answeredSince). Since is already the earliest instant the
+// failures speak for, a whole timeout before they were reported; counting
+// an answer up to coarseStep before it as newer as well would keep a node
+// that heard the host just before another node's request went out, and
+// hang, from adopting the newer evidence.
 func (g *Guard) adoptable(ep *endpoint, t *Transition) bool {
-	if a := ep.answeredAt.Load(); a != 0 && a-1+int64(coarseStep) >= g.since(t.Since) {
+	if a := ep.answeredAt.Load(); a != 0 && a-1 >= g.since(t.Since) {
 		return false
 	}
 	return !ep.open || ep.openUntil.Before(t.Until)

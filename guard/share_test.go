@@ -163,6 +163,21 @@ func TestSharingRules(t *testing.T) {
 			{"B", step{at: 61 * s, do: "acquire", tk: "b2", want: "ok"}},
 			{"C", step{at: 61 * s, do: "state", want: "open"}},
 		}),
+		// Only an answer proven newer than the send of the first failing
+		// request keeps a node from adopting: B heard the host 100 ms
+		// before A's request went out and hung, so A's evidence is the
+		// newer and B adopts it, though the two are closer than the
+		// coarse clock's step.
+		"an answer just before the failing request went out does not block adoption": cat([]crow{
+			{"B", step{at: 10 * s, do: "acquire", tk: "b"}}, {"B", step{at: 10 * s, do: "answer", tk: "b"}},
+			{"A", step{at: 10*s + 100*time.Millisecond, do: "acquire", tk: "a1"}},
+			{"A", step{at: 40*s + 100*time.Millisecond, do: "fail", tk: "a1", want: "timeout-after-30s"}},
+			{"A", step{at: 40*s + 100*time.Millisecond, do: "acquire", tk: "a2"}},
+		}, network("A", 60*s), []crow{
+			{"A", step{at: 70*s + 100*time.Millisecond, do: "fail", tk: "a2", want: "timeout-after-30s"}},
+			{"", step{at: 70*s + 100*time.Millisecond, do: "published", want: "A opened until 1m40.1s"}},
+			{"B", step{at: 70*s + 100*time.Millisecond, do: "state", want: "open"}},
+		}),
 		// The epoch rule by time: a guard that keeps answer times drops
 		// a failure whose request went out before the host's latest
 		// answer, so requests sent before a recovery cannot re-open the
