@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/hostguard/hostguard/server/internal/dashboard"
 )
 
 // CheckListen refuses an address that reaches beyond the loopback interface
@@ -109,7 +111,7 @@ func (s *Server) bearerAllows(w http.ResponseWriter, r *http.Request, page bool)
 	case refused != nil:
 		writeAPIError(w, refused)
 	case page:
-		writeLoginPage(w, http.StatusUnauthorized, "")
+		dashboard.WriteLogin(w, http.StatusUnauthorized, "")
 	default:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hostguard"`)
 		writeAPIError(w, &apiError{Status: http.StatusUnauthorized,

@@ -27,6 +27,9 @@ const (
 	DefaultMaxConns        = 1024
 	DefaultMaxHeaderBytes  = 64 << 10
 	DefaultBodyTimeout     = time.Minute
+	// DefaultDashboardRefresh is how often the dashboard reloads its
+	// figures.
+	DefaultDashboardRefresh = 5 * time.Second
 
 	// DefaultGuardMaxOpenFor is the daemon's growth cap for open periods
 	// (guard.Config.MaxOpenFor), where the library's default is no
@@ -207,9 +210,10 @@ type Config struct {
 	// it.
 	headTimeout time.Duration
 
-	// dashboardRefresh is how often the dashboard reloads its figures;
-	// 0 means dashboardRefreshEvery. Tests shorten it.
-	dashboardRefresh time.Duration
+	// DashboardRefresh is how often the dashboard's page reloads its
+	// figures from GET /v1/status. 0 (the zero value) means
+	// DefaultDashboardRefresh (5s).
+	DashboardRefresh time.Duration
 }
 
 // Validate reports the first setting of c that New cannot use, as an
@@ -229,6 +233,7 @@ func (c Config) Validate() error {
 		{"sweep_every", c.SweepEvery, DefaultSweepEvery},
 		{"shutdown_timeout", c.ShutdownTimeout, DefaultShutdownTimeout},
 		{"maintain_every", c.MaintainEvery, DefaultMaintainEvery},
+		{"dashboard_refresh", c.DashboardRefresh, DefaultDashboardRefresh},
 	} {
 		if d.v < 0 {
 			return invalid(d.field, "is %v; want 0 (default %v) or more", d.v, d.def)

@@ -233,7 +233,7 @@ func panelHas(panel, s string) string {
 
 func TestDashboardInABrowser(t *testing.T) {
 	f := setup(t, func(c *Config) {
-		c.dashboardRefresh = browserRefresh
+		c.DashboardRefresh = browserRefresh
 		c.Version = "v9.9.9-test"
 		c.StoreKind = "sqlite"
 	})
@@ -317,7 +317,7 @@ func TestDashboardInABrowser(t *testing.T) {
 }
 
 func TestDashboardAtPhoneWidth(t *testing.T) {
-	f := setup(t, func(c *Config) { c.dashboardRefresh = browserRefresh })
+	f := setup(t, func(c *Config) { c.DashboardRefresh = browserRefresh })
 	dead := faulthost.ClosedPort()
 	t.Cleanup(dead.Close)
 	for range 2 {
@@ -353,7 +353,7 @@ func TestDashboardAtPhoneWidth(t *testing.T) {
 }
 
 func TestDashboardLoginInABrowser(t *testing.T) {
-	f := setup(t, func(c *Config) { c.Token = loginToken; c.dashboardRefresh = browserRefresh })
+	f := setup(t, func(c *Config) { c.Token = loginToken; c.DashboardRefresh = browserRefresh })
 	b := newBrowser(t, 1400, 1000)
 	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
 	b.waitFor("the login form", `document.querySelector("form#login input[name=token]") !== null`)
@@ -409,7 +409,7 @@ func TestDashboardLoginInABrowser(t *testing.T) {
 // request could: a fetch that resets the guard, a form that pauses the
 // budget, an image that makes the daemon fetch. None of it may work.
 func TestDashboardSessionRefusesAnotherOrigin(t *testing.T) {
-	f := setup(t, func(c *Config) { c.Token = loginToken; c.dashboardRefresh = browserRefresh })
+	f := setup(t, func(c *Config) { c.Token = loginToken; c.DashboardRefresh = browserRefresh })
 	bearer := []string{"Authorization", "Bearer " + loginToken}
 	var upstreamHits atomic.Int32
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { upstreamHits.Add(1) }))

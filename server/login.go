@@ -3,14 +3,12 @@ package server
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/server/internal/dashboard"
 )
 
 // A browser cannot send a bearer header when it opens a page, so with a
@@ -51,94 +49,6 @@ const (
 	maxLoginBody = 4 << 10
 )
 
-// sessionTable maps session ids, by their hash, to their expiry.
-type sessionTable struct {
-	mu   sync.Mutex
-	max  int
-	life time.Duration
-	now  func() time.Time
-	byID map[[sha256.Size]byte]time.Time
-	// csrfKey signs the sessions' CSRF tokens; it lives as long as the
-	// sessions do.
-	csrfKey [32]byte
-}
-
-func newSessionTable(max int, life time.Duration, now func() time.Time) *sessionTable {
-	t := &sessionTable{max: max, life: life, now: now, byID: make(map[[sha256.Size]byte]time.Time)}
-	rand.Read(t.csrfKey[:])
-	return t
-}
-
-// csrf is the CSRF token of the session id: what the dashboard's script
-// sends in csrfHeader with each action.
-func (t *sessionTable) csrf(id string) string {
-	m := hmac.New(sha256.New, t.csrfKey[:])
-	m.Write([]byte("hostguard csrf\x00" + id))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// sessionName names a session in the log without giving away its id.
-func sessionName(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return "session " + hex.EncodeToString(sum[:4])
-}
-
-// create starts a session and returns its id and expiry.
-func (t *sessionTable) create() (string, time.Time) {
-	id := rand.Text()
-	now := t.now()
-	exp := now.Add(t.life)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k, e := range t.byID {
-		if !e.After(now) {
-			delete(t.byID, k)
-		}
-	}
-	if len(t.byID) >= t.max {
-		var first [sha256.Size]byte
-		var firstExp time.Time
-		for k, e := range t.byID {
-			if firstExp.IsZero() || e.Before(firstExp) {
-				first, firstExp = k, e
-			}
-		}
-		delete(t.byID, first)
-	}
-	t.byID[sha256.Sum256([]byte(id))] = exp
-	return id, exp
-}
-
-// valid reports whether id names a live session. The id is hashed before
-// the lookup, so the map's timing says nothing about ids.
-func (t *sessionTable) valid(id string) bool {
-	if id == "" {
-		return false
-	}
-	k := sha256.Sum256([]byte(id))
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	exp, ok := t.byID[k]
-	if ok && !exp.After(t.now()) {
-		delete(t.byID, k)
-		return false
-	}
-	return ok
-}
-
-func (t *sessionTable) remove(id string) {
-	k := sha256.Sum256([]byte(id))
-	t.mu.Lock()
-	delete(t.byID, k)
-	t.mu.Unlock()
-}
-
-func (t *sessionTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byID)
-}
-
 // sessionAllows reports whether r carries a live session cookie on a
 // request the cookie may authenticate: a read, from the daemon's own page
 // or the user's own navigation; or, for an action, a request of the
@@ -154,10 +64,10 @@ func (s *Server) sessionAllows(r *http.Request, action bool) (string, bool) {
 		return "", false
 	}
 	c, err := r.Cookie(sessionCookie)
-	if err != nil || !s.sessions.valid(c.Value) {
+	if err != nil || !s.sessions.Valid(c.Value) {
 		return "", false
 	}
-	if !read && !hmac.Equal([]byte(r.Header.Get(csrfHeader)), []byte(s.sessions.csrf(c.Value))) {
+	if !read && !hmac.Equal([]byte(r.Header.Get(csrfHeader)), []byte(s.sessions.CSRF(c.Value))) {
 		return "", false
 	}
 	return c.Value, true
@@ -192,7 +102,7 @@ func (s *Server) requireTokenOrSession(next http.Handler, page, action bool) htt
 		// A wrong header is not rescued by a good cookie.
 		if r.Header.Get("Authorization") == "" {
 			if id, ok := s.sessionAllows(r, action); ok {
-				next.ServeHTTP(w, withActor(r, sessionName(id)))
+				next.ServeHTTP(w, withActor(r, dashboard.SessionName(id)))
 				return
 			}
 		}
@@ -243,10 +153,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	if !ok {
-		writeLoginPage(w, http.StatusUnauthorized, "That is not the token this daemon was started with. Try again.")
+		dashboard.WriteLogin(w, http.StatusUnauthorized, "That is not the token this daemon was started with. Try again.")
 		return nil
 	}
-	id, exp := s.sessions.create()
+	id, exp := s.sessions.Create()
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: id, Path: "/",
 		Expires: exp, MaxAge: int(sessionLifetime / time.Second),
@@ -261,7 +171,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 func writeBlockedLoginPage(w http.ResponseWriter, refused *apiError) {
 	secs := strconv.FormatInt(retryAfterSeconds(refused.RetryAfter), 10)
 	w.Header().Set("Retry-After", secs)
-	writeLoginPage(w, refused.Status, "Too many wrong tokens were tried from this address in a short time, so a wrong one is refused for "+
+	dashboard.WriteLogin(w, refused.Status, "Too many wrong tokens were tried from this address in a short time, so a wrong one is refused for "+
 		secs+" s. Check the token, wait, then try again.")
 }
 
@@ -271,7 +181,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.remove(c.Value)
+		s.sessions.Remove(c.Value)
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostguard/hostguard/feed"
 	"github.com/hostguard/hostguard/guard"
+	"github.com/hostguard/hostguard/server/internal/dashboard"
 	"github.com/hostguard/hostguard/server/internal/netpolicy"
 	"github.com/hostguard/hostguard/server/internal/upstream"
 	"github.com/hostguard/hostguard/transport"
@@ -52,7 +53,7 @@ type Server struct {
 	// hosts feeds the status page what the store does not keep: each
 	// host's recent outcomes. sessions are the dashboard's logins.
 	hosts    *hostHistory
-	sessions *sessionTable
+	sessions *dashboard.Sessions
 	// due is the status report's last due histogram; see dueCache.
 	due dueCache
 
@@ -110,7 +111,7 @@ func New(cfg Config) (*Server, error) {
 	s.tickets = newTicketTable(cfg.TicketLease, cfg.MaxTickets, cfg.Now)
 	s.metrics = newMetrics(s)
 	s.hosts = newHostHistory(outcomeHosts)
-	s.sessions = newSessionTable(maxSessions, sessionLifetime, cfg.Now)
+	s.sessions = dashboard.NewSessions(maxSessions, sessionLifetime, cfg.Now)
 
 	if err := s.setupGuard(cfg); err != nil {
 		s.cancelBase()

@@ -87,7 +87,7 @@ func TestStatusPageAndReport(t *testing.T) {
 	}
 	// The page starts from the report itself, as JSON the script reads.
 	data, boot := pageData(t, page)
-	if boot.RefreshMS != dashboardRefreshEvery.Milliseconds() || boot.Session ||
+	if boot.RefreshMS != DefaultDashboardRefresh.Milliseconds() || boot.Session ||
 		len(boot.Report.Guard.NotClosed) != 1 || boot.Report.Hosts.UnhealthyHosts[0].Display != hostile {
 		t.Errorf("initial data: refresh %d, session %v, report %+v", boot.RefreshMS, boot.Session, boot.Report.Guard)
 	}
