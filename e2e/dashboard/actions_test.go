@@ -1,4 +1,4 @@
-package server
+package dashboard
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hostguard/hostguard/internal/faulthost"
+	"github.com/hostguard/hostguard/server"
 )
 
 // actionsFixture is a daemon with a token and something for every
@@ -25,7 +26,7 @@ type actionsFixture struct {
 
 func newActionsFixture(t *testing.T) *actionsFixture {
 	t.Helper()
-	f := setup(t, func(c *Config) { c.Token = loginToken; c.DashboardRefresh = browserRefresh })
+	f := setup(t, func(c *server.Config) { c.Token = loginToken })
 	af := &actionsFixture{fixture: f, bearer: []string{"Authorization", "Bearer " + loginToken}}
 	dead := faulthost.ClosedPort()
 	t.Cleanup(dead.Close)
@@ -312,7 +313,7 @@ fetch(%q, {credentials: "include"}).then((r) => r.text()).then((t) => { const m 
 // without scrolling at 1400×1800, and the 24 are one line; the page
 // fits a phone's width too. It leaves the screenshots CI keeps.
 func TestDashboardShowsTheOpenFirst(t *testing.T) {
-	f := setup(t, func(c *Config) { c.DashboardRefresh = browserRefresh })
+	f := setup(t)
 	// ClosedPort may hand out a port twice (it is free again once
 	// found): thirty distinct ones make thirty endpoints.
 	ports := make([]string, 0, 30)
@@ -427,7 +428,7 @@ func guardReportOf(t *testing.T, f *fixture) statusReport {
 // now" of the same items, and a lease that ran out is said apart, as
 // "lease expired", not counted as due.
 func TestDashboardQueueWords(t *testing.T) {
-	f := setup(t, func(c *Config) { c.DashboardRefresh = browserRefresh })
+	f := setup(t)
 	f.do("POST", "/v1/items", map[string]any{"items": []map[string]any{{"id": "l1"}}})
 	if ls := f.claim(t, 1, 60); len(ls) != 1 {
 		t.Fatalf("claimed %d items; want 1", len(ls))

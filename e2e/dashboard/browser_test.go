@@ -1,4 +1,4 @@
-package server
+package dashboard
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/hostguard/hostguard/internal/faulthost"
 	"github.com/hostguard/hostguard/internal/waitfor"
+	"github.com/hostguard/hostguard/server"
 )
 
 // These tests open the dashboard in a real headless Chromium against a
@@ -56,7 +57,7 @@ func screenshotDir(t *testing.T) string {
 	switch {
 	case dir != "":
 	case os.Getenv("CI") == "true":
-		dir = filepath.Join("..", "bench", "out", "screenshots")
+		dir = filepath.Join("..", "..", "bench", "out", "screenshots")
 	default:
 		dir = filepath.Join(os.TempDir(), "hostguard-screenshots")
 	}
@@ -232,8 +233,7 @@ func panelHas(panel, s string) string {
 }
 
 func TestDashboardInABrowser(t *testing.T) {
-	f := setup(t, func(c *Config) {
-		c.DashboardRefresh = browserRefresh
+	f := setup(t, func(c *server.Config) {
 		c.Version = "v9.9.9-test"
 		c.StoreKind = "sqlite"
 	})
@@ -317,7 +317,7 @@ func TestDashboardInABrowser(t *testing.T) {
 }
 
 func TestDashboardAtPhoneWidth(t *testing.T) {
-	f := setup(t, func(c *Config) { c.DashboardRefresh = browserRefresh })
+	f := setup(t)
 	dead := faulthost.ClosedPort()
 	t.Cleanup(dead.Close)
 	for range 2 {
@@ -353,7 +353,7 @@ func TestDashboardAtPhoneWidth(t *testing.T) {
 }
 
 func TestDashboardLoginInABrowser(t *testing.T) {
-	f := setup(t, func(c *Config) { c.Token = loginToken; c.DashboardRefresh = browserRefresh })
+	f := setup(t, func(c *server.Config) { c.Token = loginToken })
 	b := newBrowser(t, 1400, 1000)
 	b.do("opening the dashboard", chromedp.Navigate(f.api+"/"))
 	b.waitFor("the login form", `document.querySelector("form#login input[name=token]") !== null`)
@@ -382,14 +382,14 @@ func TestDashboardLoginInABrowser(t *testing.T) {
 	}
 	var session *network.Cookie
 	for _, c := range res.Cookies {
-		if c.Name == sessionCookie {
+		if c.Name == dashboardCookie {
 			session = c
 		}
 	}
 	if session == nil || !session.HTTPOnly || session.SameSite != network.CookieSameSiteStrict || session.Value == loginToken {
 		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, not the token", session)
 	}
-	if b.mustEval(`document.cookie.includes("` + sessionCookie + `")`) {
+	if b.mustEval(`document.cookie.includes("` + dashboardCookie + `")`) {
 		t.Error("the page's script can read the session cookie")
 	}
 	b.screenshot("dashboard-after-login")
@@ -409,7 +409,7 @@ func TestDashboardLoginInABrowser(t *testing.T) {
 // request could: a fetch that resets the guard, a form that pauses the
 // budget, an image that makes the daemon fetch. None of it may work.
 func TestDashboardSessionRefusesAnotherOrigin(t *testing.T) {
-	f := setup(t, func(c *Config) { c.Token = loginToken; c.DashboardRefresh = browserRefresh })
+	f := setup(t, func(c *server.Config) { c.Token = loginToken })
 	bearer := []string{"Authorization", "Bearer " + loginToken}
 	var upstreamHits atomic.Int32
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { upstreamHits.Add(1) }))
