@@ -70,12 +70,10 @@ type Config struct {
 
 	// Probe, if set, checks an endpoint on the guard's behalf when its
 	// open period ends, so that no caller's request has to be the
-	// half-open trial while the host may still be down. It is called for
-	// an endpoint that was asked for during the open period (at least
+	// half-open trial while the host may still be down. It is called only
+	// for an endpoint that was asked for during the open period (at least
 	// one Acquire refused then, or while the failed trial that began the
-	// period was out) when the period ends, or else by the first Acquire
-	// after it if the endpoint has been seen answering (that Acquire is
-	// refused), from a goroutine of the guard's own, as that
+	// period was out), from a goroutine of the guard's own, as that
 	// endpoint's one trial: every Acquire keeps failing fast, with
 	// RetryAfter 0, until it returns. nil means the host answered and
 	// closes the endpoint; a host-level error (see failure.Classify) opens

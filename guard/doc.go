@@ -68,12 +68,8 @@
 //     Every Acquire keeps failing fast, with RetryAfter 0, until the probe
 //     returns: nil closes the endpoint, a host-level error opens it again,
 //     anything else frees the slot and the next Acquire is an ordinary
-//     trial. An endpoint nobody asked for is not probed from the timer:
-//     its next Acquire starts the probe and is refused, once per open
-//     period, if the endpoint has been seen answering (the probe then
-//     waits what the endpoint needs, not a caller's whole timeout);
-//     otherwise that Acquire is the trial. A probe is a trial like any
-//     other: it holds the slot
+//     trial. An endpoint nobody asked for is not probed; its next Acquire
+//     is the trial. A probe is a trial like any other: it holds the slot
 //     until it returns, a probe started before a Reset reports into
 //     nothing, and a record with a probe running is never evicted. At most
 //     MaxProbes run at once; Close stops them.

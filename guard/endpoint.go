@@ -75,7 +75,6 @@ type endpoint struct {
 
 	// Probes; see probe.go.
 	demand bool        // a non-exempt Acquire was refused during the current open period
-	probed bool        // a probe started since the record last tripped or cleared
 	timer  *time.Timer // starts a probe when the open period ends; armed on the first refusal
 	probe  *probeRun   // the probe holding the trial slot, if one does
 	cycle  uint64      // bumped whenever the record trips or clears, so a late timer knows it is stale
@@ -174,7 +173,7 @@ func (ep *endpoint) clear() {
 // held.
 func (ep *endpoint) endCycle() {
 	ep.cycle++
-	ep.demand, ep.probed = false, false
+	ep.demand = false
 	ep.flags.And(^uint32(fDemand | fAsked))
 	if ep.timer != nil {
 		ep.timer.Stop()

@@ -209,18 +209,11 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 		go g.claim(ep, cycle)
 		return nil, ep.openError(0), true
 	}
-	if ep.demand || !ep.probed && g.probeWait(ep) > 0 {
-		// The guard tries the endpoint itself, and this caller does not
-		// wait on a host that may still be down: callers asked during
-		// the open period (its timer may not have fired yet), or this is
-		// the first to ask and the endpoint has been seen answering. A
-		// caller's trial would wait a whole request timeout, and one
-		// sent just before the host came back would fail after it and
-		// re-open the host; the probe waits what the endpoint needs.
-		// Once per open period: after an inconclusive probe the next
-		// caller is the trial. Without a figure of what the endpoint
-		// needs the probe would wait as long as the caller, so the
-		// caller is the trial, as in the seed.
+	if ep.demand {
+		// Callers asked for the endpoint while it was open: the guard
+		// tries it itself, and this caller does not wait on a host that
+		// may still be down. Without demand this caller is the trial, as
+		// the design's half-open rule says ("No demand, no probe").
 		if run := g.startProbe(ep); run != nil {
 			ep.flags.Or(fAsked)
 			ep.mu.Unlock()

@@ -108,7 +108,7 @@ func (g *Guard) startProbe(ep *endpoint) *probeRun {
 	ep.probe = run
 	// The probe answers the demand; if it ends inconclusive, the next
 	// Acquire is an ordinary trial rather than another probe.
-	ep.demand, ep.probed = false, true
+	ep.demand = false
 	ep.flags.And(^uint32(fDemand))
 	if ep.timer != nil {
 		ep.timer.Stop()

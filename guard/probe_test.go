@@ -47,29 +47,15 @@ func TestProbeRules(t *testing.T) {
 			{at: 46 * s, do: "state", want: "closed"},
 			{at: 46 * s, do: "probes", want: "0"},
 		})},
-		// Without demand, an endpoint seen answering is probed by the
-		// first caller after the period, who is refused: as its trial
-		// the caller would wait a whole timeout, and one sent just
-		// before the host came back would fail after it and re-open
-		// the host. The probe waits what the endpoint needs (10s).
-		"without demand the first caller starts the probe once the endpoint's need is known": {rows: rows([]step{
+		// Without demand the first caller after the period is the trial
+		// (the half-open rule), even for an endpoint seen answering: no
+		// probe starts and the caller is not refused.
+		"without demand the first caller is the trial, even once the endpoint's need is known": {rows: rows([]step{
 			{do: "acquire", tk: "up"}, {do: "answer-after", tk: "up", want: "2s"},
 		}, trip, []step{
 			{at: 45 * s, do: "probes", want: "0"},
-			{at: 45 * s, do: "acquire", want: "open 0s"},
-			{at: 45 * s, do: "probes", want: "1"},
-			{at: 45 * s, do: "acquire", want: "open 0s"},
-			{at: 46 * s, do: "probe", want: "answer"},
-			{at: 46 * s, do: "state", want: "closed"},
-			{at: 46 * s, do: "acquire", want: "ok"},
-		})},
-		"after an inconclusive probe the next caller is the trial, once the need is known too": {rows: rows([]step{
-			{do: "acquire", tk: "up"}, {do: "answer-after", tk: "up", want: "2s"},
-		}, trip, []step{
-			{at: 45 * s, do: "acquire", want: "open 0s"},
-			{at: 46 * s, do: "probe", want: "policy"},
-			{at: 46 * s, do: "acquire", tk: "t", want: "trial"},
-			{at: 46 * s, do: "probes", want: "1"},
+			{at: 45 * s, do: "acquire", tk: "t", want: "trial"},
+			{at: 45 * s, do: "probes", want: "0"},
 		})},
 		"a refusal during the open period starts a probe when it ends": {rows: rows(trip, []step{
 			{at: 10 * s, do: "acquire", want: "open 20s"},
