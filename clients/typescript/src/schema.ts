@@ -178,7 +178,6 @@ export interface QueueStats {
   pruned?: number;
   /** When retention last deleted any; absent if never. */
   pruned_at?: string;
-  due?: DueHistogram;
   /** The schedule this node applies (the `retry` section of its configuration file). */
   schedule?: {
     /** Go durations, the wait after the n-th failure in a row. */
@@ -554,7 +553,9 @@ export interface ItemsObserveResponse {
 }
 
 /** Answer of GET /v1/items/stats. */
-export type ItemsStatsResponse = QueueStats;
+export type ItemsStatsResponse = QueueStats & {
+  due?: DueHistogram;
+};
 
 /** Answer of GET /v1/items/{id}. */
 export type ItemGetResponse = Item;
