@@ -37,35 +37,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		table(stdout, "", []string{"ENDPOINT", "STATE", "TRIAL IN", "FAILURES", "LAST FAILURE"}, rows)
 	}
-	if h := st.Hosts; h != nil {
-		fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
-		hosts := make([]api.Host, len(h.UnhealthyHosts))
-		for i, u := range h.UnhealthyHosts {
-			hosts[i] = u.Host
-		}
-		tallies := guardByHost(g.NotClosed)
-		says := make(map[string]string, len(tallies))
-		for name, t := range tallies {
-			says[name] = t.String()
-		}
-		printHostsWithGuard(stdout, "every host is healthy: no host is in backoff", hosts, says)
-		// The proxy and fetch report to the guard alone: name the hosts
-		// it holds open endpoints on that the tracker has no failure of.
-		if len(h.UnhealthyHosts) == h.Unhealthy {
-			for _, u := range h.UnhealthyHosts {
-				delete(tallies, u.Name)
-			}
-			var untracked []string
-			for name, t := range tallies {
-				if t.open > 0 {
-					untracked = append(untracked, name)
-				}
-			}
-			if len(untracked) > 0 {
-				sort.Strings(untracked)
-				fmt.Fprintf(stdout, "open endpoints on hosts the tracker has no failure of: %s (the guard's view, above)\n", strings.Join(untracked, ", "))
-			}
-		}
+	if st.Hosts != nil {
+		printStatusHosts(stdout, st.Hosts, g.NotClosed)
 	}
 	if it := st.Items; it != nil && it.Total == 0 {
 		fmt.Fprintln(stdout, "\nitems: the retry queue is empty")
@@ -101,6 +74,40 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\nproblem: %s\n", p)
 	}
 	return ExitOK
+}
+
+// printStatusHosts is the hosts section of the status: the tracker's
+// unhealthy hosts with the guard's view beside each, and the hosts the
+// guard holds open endpoints on that the tracker has no failure of.
+func printStatusHosts(stdout io.Writer, h *api.StatusHosts, notClosed []api.StatusEndpoint) {
+	fmt.Fprintf(stdout, "\nhosts: %d known, %d unhealthy, %d in backoff\n", h.Known, h.Unhealthy, h.Backoff)
+	hosts := make([]api.Host, len(h.UnhealthyHosts))
+	for i, u := range h.UnhealthyHosts {
+		hosts[i] = u.Host
+	}
+	tallies := guardByHost(notClosed)
+	says := make(map[string]string, len(tallies))
+	for name, t := range tallies {
+		says[name] = t.String()
+	}
+	printHostsWithGuard(stdout, "every host is healthy: no host is in backoff", hosts, says)
+	// The proxy and fetch report to the guard alone: name the hosts
+	// it holds open endpoints on that the tracker has no failure of.
+	if len(h.UnhealthyHosts) == h.Unhealthy {
+		for _, u := range h.UnhealthyHosts {
+			delete(tallies, u.Name)
+		}
+		var untracked []string
+		for name, t := range tallies {
+			if t.open > 0 {
+				untracked = append(untracked, name)
+			}
+		}
+		if len(untracked) > 0 {
+			sort.Strings(untracked)
+			fmt.Fprintf(stdout, "open endpoints on hosts the tracker has no failure of: %s (the guard's view, above)\n", strings.Join(untracked, ", "))
+		}
+	}
 }
 
 func printStats(w io.Writer, it *retry.Stats) {
