@@ -472,6 +472,38 @@ func TestSignals(t *testing.T) {
 		// Still serving: SIGHUP did not stop it.
 		d.call(t, "GET", "/healthz", nil, 200, nil)
 	})
+	t.Run("SIGHUP refuses a file others may write, and says why", func(t *testing.T) {
+		dir := t.TempDir()
+		config := filepath.Join(dir, "hostguard.json")
+		if err := os.WriteFile(config, []byte(`{"budget": {"validation": 50}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d := start(t, bin, filepath.Join(dir, "w.db"), "--config", config)
+		if err := os.WriteFile(config, []byte(`{"budget": {"validation": 70}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(config, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		d.cmd.Process.Signal(syscall.SIGHUP)
+		waitfor.True(t, 10*time.Second, "the refusal", func() bool {
+			return strings.Contains(d.logs.String(), "reload refused")
+		})
+		logs := d.logs.String()
+		if !strings.Contains(logs, "chmod go-w") || strings.Contains(logs, "does not parse") {
+			t.Fatalf("the refusal does not say the file is writable by others, or says it does not parse:\n%s", logs)
+		}
+		var rep struct {
+			Kinds []struct {
+				Kind      string `json:"kind"`
+				Allowance int64  `json:"allowance"`
+			} `json:"kinds"`
+		}
+		d.call(t, "GET", "/v1/budget", nil, 200, &rep)
+		if kinds := fmt.Sprint(rep.Kinds); !strings.Contains(kinds, "{validation 50}") {
+			t.Fatalf("the refused file was applied: kinds %s", kinds)
+		}
+	})
 	t.Run("SIGHUP applies feed changes and keeps their stored state", func(t *testing.T) {
 		dir := t.TempDir()
 		config := filepath.Join(dir, "hostguard.json")

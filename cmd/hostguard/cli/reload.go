@@ -76,7 +76,9 @@ var reloadable = map[string]bool{
 func (r *reloader) reload(ctx context.Context) {
 	next, code, stop := parseServe(r.args, r.stderr)
 	if stop || code != 0 {
-		r.log.Error("hostguard: reload refused: the configuration does not parse; keeping the running one", "config", r.cur.config)
+		// parseServe has written why (a syntax error, a bad value, a file
+		// others may write) to stderr; the log line says what happens.
+		r.log.Error("hostguard: reload refused: the configuration was not accepted (the reason is above); keeping the running one", "config", r.cur.config)
 		return
 	}
 	var applied, restart []string
