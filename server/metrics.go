@@ -349,6 +349,8 @@ var (
 		"Retry queue items by state.", []string{"state"}, nil)
 	descDue = prometheus.NewDesc("hostguard_retry_due_items",
 		"Retry queue items due now: pending and scheduled items whose time has come (leases that ran out are not counted).", nil, nil)
+	descLeasesExpired = prometheus.NewDesc("hostguard_retry_expired_leases",
+		"Leased retry items whose lease ran out with no worker settling or extending it; a claim takes them again. Many mean workers die or hang.", nil, nil)
 	descLag = prometheus.NewDesc("hostguard_retry_oldest_due_lag_seconds",
 		"How long the longest-waiting due item has been due; growing means workers fall behind.", nil, nil)
 	descPruned = prometheus.NewDesc("hostguard_retry_pruned_items_total",
@@ -447,6 +449,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descItems, prometheus.GaugeValue, float64(st.ByState[state.String()]), state.String())
 			}
 			ch <- prometheus.MustNewConstMetric(descDue, prometheus.GaugeValue, float64(st.DueNow))
+			ch <- prometheus.MustNewConstMetric(descLeasesExpired, prometheus.GaugeValue, float64(st.LeasesExpired))
 			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.OldestDueLag.Seconds())
 			ch <- prometheus.MustNewConstMetric(descPruned, prometheus.CounterValue, float64(st.Pruned))
 			ch <- prometheus.MustNewConstMetric(descPrunedAt, prometheus.GaugeValue, unixSeconds(st.PrunedAt))

@@ -240,4 +240,11 @@ func TestStatusQueueCountsAgreeWithTheBars(t *testing.T) {
 	if stats.DueNow != 3 {
 		t.Fatalf("GET /v1/items/stats says %d due now; want the status report's 3", stats.DueNow)
 	}
+	// The metrics say the same: three due, one lease run out, apart.
+	text := string(f.do("GET", "/metrics", nil).body)
+	for _, want := range []string{"\nhostguard_retry_due_items 3\n", "\nhostguard_retry_expired_leases 1\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", strings.TrimSpace(want))
+		}
+	}
 }
