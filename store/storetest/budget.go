@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostguard/hostguard/budget"
 	"github.com/hostguard/hostguard/internal/clocktest"
+	"github.com/hostguard/hostguard/internal/storeclock"
 )
 
 // budgetT0 is a fixed instant with microsecond detail in the middle of a
@@ -125,14 +126,25 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		t.Parallel()
 		h := newHarness(t)
 		const pace = 3 * time.Millisecond
-		nodes := budgetNodes(t, h, 3, budget.Config{Sources: []budget.Source{
+		cfg := budget.Config{Sources: []budget.Source{
 			{Name: "hot", Pace: pace, OwnerDailyLimit: budget.Int(300)}, // allowance 30
-		}})
+		}}
+		// A slot is a time on the node's budget clock, which on a
+		// cluster engine is the database's (storeclock): judge the wait
+		// by that clock, not by this process's, which may differ from it
+		// by the few microseconds of the anchor's read.
+		nodes := make([]*budget.Budget, 3)
+		clocks := make(map[*budget.Budget]func() time.Time, len(nodes))
+		for i := range nodes {
+			st := h.Open(t)
+			nodes[i] = newBudget(t, st, cfg)
+			clocks[nodes[i]] = storeclock.Or(nil, st)
+		}
 		var late []string
 		var mu sync.Mutex
 		grants := hammer(t, nodes, 8, func(b *budget.Budget) (budget.Grant, error) {
 			g, err := b.Wait(ctx(t), budget.AdmitParams{Source: "hot", Kind: budget.KindHeadPoll})
-			if err == nil && time.Now().Before(g.At) {
+			if err == nil && clocks[b]().Before(g.At) {
 				mu.Lock()
 				late = append(late, fmt.Sprintf("returned before its slot %v", g.At))
 				mu.Unlock()
