@@ -8,79 +8,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hostguard/hostguard/guard"
 	"github.com/hostguard/hostguard/internal/faulthost"
 )
-
-// scripted is an upstream whose every connection runs a script: the
-// connection's number (from 0), and the requests read on it so far.
-type scripted struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	reqs  []string // "conn:method path" in arrival order
-	wg    sync.WaitGroup
-}
-
-func newScripted(t *testing.T, script func(s *scripted, n int, c net.Conn, br *bufio.Reader)) *scripted {
-	t.Helper()
-	s := &scripted{ln: listen(t)}
-	s.wg.Go(func() {
-		for n := 0; ; n++ {
-			c, err := s.ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Go(func() {
-				defer c.Close()
-				script(s, n, c, bufio.NewReader(c))
-			})
-		}
-	})
-	t.Cleanup(func() {
-		s.ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *scripted) url() string { return "http://" + s.ln.Addr().String() }
-
-// read reads one request on connection n and notes it; false at the end
-// of the connection.
-func (s *scripted) read(n int, br *bufio.Reader) (*http.Request, bool) {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return nil, false
-	}
-	_, _ = io.Copy(io.Discard, req.Body)
-	s.mu.Lock()
-	s.reqs = append(s.reqs, fmt.Sprintf("%d:%s %s", n, req.Method, req.URL.Path))
-	s.mu.Unlock()
-	return req, true
-}
-
-func (s *scripted) seen() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.reqs, " ")
-}
-
-func answerOK(c net.Conn, body string) {
-	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-}
 
 // proxyDo sends one request through the proxy on a connection of its own
 // and returns the status and body.
@@ -121,39 +54,39 @@ func TestPlainUpstreamStaleConnectionIsRetriedOnce(t *testing.T) {
 			t.Parallel()
 			f := setup(t)
 			closed := make(chan struct{})
-			up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-				if _, ok := s.read(n, br); !ok {
+			up := faulthost.NewScripted(t, func(s *faulthost.Scripted, n int, c net.Conn, br *bufio.Reader) {
+				if _, ok := s.Read(n, br); !ok {
 					return
 				}
-				answerOK(c, fmt.Sprint("answer ", n))
+				faulthost.AnswerOK(c, fmt.Sprint("answer ", n))
 				if n == 0 {
 					if tc.hears {
-						s.read(n, br)
+						s.Read(n, br)
 					}
 					c.Close()
 					close(closed)
 					return
 				}
 				for {
-					if _, ok := s.read(n, br); !ok {
+					if _, ok := s.Read(n, br); !ok {
 						return
 					}
-					answerOK(c, fmt.Sprint("answer ", n))
+					faulthost.AnswerOK(c, fmt.Sprint("answer ", n))
 				}
 			})
-			if code, body := f.proxyDo(t, "GET", up.url()+"/1"); code != 200 || body != "answer 0" {
+			if code, body := f.proxyDo(t, "GET", up.URL()+"/1"); code != 200 || body != "answer 0" {
 				t.Fatalf("first: %d %q", code, body)
 			}
 			if !tc.hears {
 				<-closed
 			}
-			if code, body := f.proxyDo(t, "GET", up.url()+"/2"); code != 200 || body != "answer 1" {
+			if code, body := f.proxyDo(t, "GET", up.URL()+"/2"); code != 200 || body != "answer 1" {
 				t.Fatalf("second: %d %q", code, body)
 			}
-			if got := up.seen(); got != tc.want {
+			if got := up.Seen(); got != tc.want {
 				t.Fatalf("upstream saw %q, want %q", got, tc.want)
 			}
-			if ep := f.endpoint(t, up.url()); ep.Failures != 0 || ep.State != guard.Closed {
+			if ep := f.endpoint(t, up.URL()); ep.Failures != 0 || ep.State != guard.Closed {
 				t.Fatalf("a stale connection counted: %+v", ep)
 			}
 		})

@@ -9,80 +9,11 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/faulthost"
 )
-
-// scripted is an upstream whose every connection runs a script: the
-// connection's number (from 0), and the requests read on it so far.
-type scripted struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	reqs  []string // "conn:method path" in arrival order
-	wg    sync.WaitGroup
-}
-
-func newScripted(t *testing.T, script func(s *scripted, n int, c net.Conn, br *bufio.Reader)) *scripted {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &scripted{ln: ln}
-	s.wg.Go(func() {
-		for n := 0; ; n++ {
-			c, err := s.ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Go(func() {
-				defer c.Close()
-				script(s, n, c, bufio.NewReader(c))
-			})
-		}
-	})
-	t.Cleanup(func() {
-		s.ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *scripted) url() string { return "http://" + s.ln.Addr().String() }
-
-// read reads one request on connection n and notes it; false at the end
-// of the connection.
-func (s *scripted) read(n int, br *bufio.Reader) (*http.Request, bool) {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return nil, false
-	}
-	_, _ = io.Copy(io.Discard, req.Body)
-	s.mu.Lock()
-	s.reqs = append(s.reqs, fmt.Sprintf("%d:%s %s", n, req.Method, req.URL.Path))
-	s.mu.Unlock()
-	return req, true
-}
-
-func (s *scripted) seen() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.reqs, " ")
-}
-
-func answerOK(c net.Conn, body string) {
-	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-}
 
 // phases records what the pool reported of a request.
 type phases struct{ got, wrote int }
@@ -128,9 +59,9 @@ func send(t *testing.T, p *Pool, method, rawURL string) (int, string, error) {
 
 func TestPoolConnectionIsReused(t *testing.T) {
 	t.Parallel()
-	up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
+	up := faulthost.NewScripted(t, func(s *faulthost.Scripted, n int, c net.Conn, br *bufio.Reader) {
 		for {
-			req, ok := s.read(n, br)
+			req, ok := s.Read(n, br)
 			if !ok {
 				return
 			}
@@ -139,36 +70,36 @@ func TestPoolConnectionIsReused(t *testing.T) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
 				continue
 			}
-			answerOK(c, "hello")
+			faulthost.AnswerOK(c, "hello")
 		}
 	})
 	p := newPool(t)
 	for _, m := range []string{"GET", "HEAD", "GET", "DELETE"} {
-		code, body, err := send(t, p, m, up.url()+"/"+strings.ToLower(m))
+		code, body, err := send(t, p, m, up.URL()+"/"+strings.ToLower(m))
 		if want := map[bool]string{true: "", false: "hello"}[m == "HEAD"]; err != nil || code != 200 || body != want {
 			t.Fatalf("%s: %d %q %v", m, code, body, err)
 		}
 	}
-	if got, want := up.seen(), "0:GET /get 0:HEAD /head 0:GET /get 0:DELETE /delete"; got != want {
+	if got, want := up.Seen(), "0:GET /get 0:HEAD /head 0:GET /get 0:DELETE /delete"; got != want {
 		t.Fatalf("upstream saw %q, want %q (one connection for all)", got, want)
 	}
 }
 
 func TestPoolReadToCloseIsNotReused(t *testing.T) {
 	t.Parallel()
-	up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-		if _, ok := s.read(n, br); ok {
+	up := faulthost.NewScripted(t, func(s *faulthost.Scripted, n int, c net.Conn, br *bufio.Reader) {
+		if _, ok := s.Read(n, br); ok {
 			// No length: the body ends with the connection.
 			io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nuntil close")
 		}
 	})
 	p := newPool(t)
 	for range 2 {
-		if code, body, err := send(t, p, "GET", up.url()+"/x"); err != nil || code != 200 || body != "until close" {
+		if code, body, err := send(t, p, "GET", up.URL()+"/x"); err != nil || code != 200 || body != "until close" {
 			t.Fatalf("answer %d %q %v", code, body, err)
 		}
 	}
-	if got, want := up.seen(), "0:GET /x 1:GET /x"; got != want {
+	if got, want := up.Seen(), "0:GET /x 1:GET /x"; got != want {
 		t.Fatalf("upstream saw %q, want %q", got, want)
 	}
 }
@@ -181,9 +112,9 @@ func TestPoolNonReplayableIsNotRetried(t *testing.T) {
 	t.Run("closed while idle", func(t *testing.T) {
 		t.Parallel()
 		closed := make(chan struct{})
-		up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-			if _, ok := s.read(n, br); ok {
-				answerOK(c, fmt.Sprint("answer ", n))
+		up := faulthost.NewScripted(t, func(s *faulthost.Scripted, n int, c net.Conn, br *bufio.Reader) {
+			if _, ok := s.Read(n, br); ok {
+				faulthost.AnswerOK(c, fmt.Sprint("answer ", n))
 			}
 			if n == 0 {
 				c.Close()
@@ -191,33 +122,33 @@ func TestPoolNonReplayableIsNotRetried(t *testing.T) {
 			}
 		})
 		p := newPool(t)
-		if code, _, err := send(t, p, "GET", up.url()+"/1"); err != nil || code != 200 {
+		if code, _, err := send(t, p, "GET", up.URL()+"/1"); err != nil || code != 200 {
 			t.Fatalf("first: %d %v", code, err)
 		}
 		<-closed
-		if code, body, err := send(t, p, "POST", up.url()+"/2"); err != nil || code != 200 || body != "answer 1" {
+		if code, body, err := send(t, p, "POST", up.URL()+"/2"); err != nil || code != 200 || body != "answer 1" {
 			t.Fatalf("POST: %d %q %v", code, body, err)
 		}
-		if got, want := up.seen(), "0:GET /1 1:POST /2"; got != want {
+		if got, want := up.Seen(), "0:GET /1 1:POST /2"; got != want {
 			t.Fatalf("upstream saw %q, want %q", got, want)
 		}
 	})
 	t.Run("closed on hearing it", func(t *testing.T) {
 		t.Parallel()
-		up := newScripted(t, func(s *scripted, n int, c net.Conn, br *bufio.Reader) {
-			if _, ok := s.read(n, br); ok {
-				answerOK(c, "first")
+		up := faulthost.NewScripted(t, func(s *faulthost.Scripted, n int, c net.Conn, br *bufio.Reader) {
+			if _, ok := s.Read(n, br); ok {
+				faulthost.AnswerOK(c, "first")
 			}
-			s.read(n, br)
+			s.Read(n, br)
 		})
 		p := newPool(t)
-		if code, _, err := send(t, p, "GET", up.url()+"/1"); err != nil || code != 200 {
+		if code, _, err := send(t, p, "GET", up.URL()+"/1"); err != nil || code != 200 {
 			t.Fatalf("first: %d %v", code, err)
 		}
-		if _, _, err := send(t, p, "POST", up.url()+"/2"); err == nil {
+		if _, _, err := send(t, p, "POST", up.URL()+"/2"); err == nil {
 			t.Fatal("POST on a connection that broke: no error")
 		}
-		if got, want := up.seen(), "0:GET /1 0:POST /2"; got != want {
+		if got, want := up.Seen(), "0:GET /1 0:POST /2"; got != want {
 			t.Fatalf("upstream saw %q, want %q (sent once)", got, want)
 		}
 	})
