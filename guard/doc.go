@@ -111,10 +111,23 @@
 // a new endpoint is let through untracked rather than evicting evidence in
 // use or refusing anything.
 //
+// At the cap, a new endpoint must earn its record. Its first sighting is
+// let through on no record, leaving only a fingerprint at a door; it gets
+// a record when it is seen again soon (before about MaxEndpoints/8 other
+// new endpoints were turned away), when its ticket reports a failure that
+// could count, or when it answers slowly enough to matter to the wait rule
+// (Ticket.AnsweredAfter). A failure reported that way counts as a
+// sibling of any failure already counted on the record, and a Reset or
+// ResetAll after the ticket was admitted voids it, as for any ticket. So a
+// stream of endpoints each used once costs a lookup, not an eviction, and
+// never pushes out records in use, while a dead host still trips after
+// its two fan-outs. The price: an endpoint let in at the door that only
+// answers fast leaves no trace, so Endpoints does not list it.
+//
 // # Cost
 //
 // Acquire, Answered and Release on a closed endpoint take no lock, read no
-// clock and allocate only the 24-byte ticket; keying a URL that is already
+// clock and allocate only the 32-byte ticket; keying a URL that is already
 // canonical allocates nothing and takes one pass over its origin. A
 // fast-fail reads the clock and, once the first refusal of an open period
 // is noted, takes no lock and allocates nothing either: callers refused

@@ -29,6 +29,13 @@ type Guard struct {
 	lastSweep   int64       // when the last idle sweep ran, as since
 	noRoomUntil int64       // as since; before it, makeRoom does not search again
 
+	// At the cap, which new endpoints earn a record; see door.go.
+	door     door
+	doorStub *endpoint // the record of every ticket the door lets in: only its g is set
+	// Reset and ResetAll calls so far: a ticket the door let in holds
+	// the count it was admitted at, and reports nothing once it moved.
+	resets atomic.Uint64
+
 	// Probes; see probe.go.
 	ctx     context.Context // parent of every probe's context; cancelled by Close
 	cancel  context.CancelFunc
@@ -56,6 +63,8 @@ func New(cfg Config) *Guard {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.base = g.cfg.Now()
 	g.records.Store(newTable(minTableSlots, maphash.MakeSeed()))
+	g.door = newDoor(g.cfg.MaxEndpoints)
+	g.doorStub = &endpoint{g: g}
 	if g.cfg.Share != nil {
 		g.claimer, _ = g.cfg.Share.(Claimer)
 		g.startCoarse()
@@ -115,7 +124,10 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 		kind = kExempt
 	}
 	for {
-		ep := g.record(key, true)
+		ep, atDoor := g.admit(key)
+		if atDoor {
+			return g.doorTicket(key, kind), nil
+		}
 		if ep == nil {
 			// Every record is busy and the cap is reached: let the
 			// request through untracked rather than refuse or evict
@@ -266,6 +278,7 @@ func (g *Guard) Reset(rawURL string) error {
 // reset resets the record of key, publishing the reset to the Sharer when
 // publish is set: false for a reset another guard published.
 func (g *Guard) reset(key string, publish bool) {
+	g.resets.Add(1)
 	for {
 		ep := g.record(key, true)
 		if ep == nil {
@@ -312,6 +325,7 @@ func (g *Guard) resetAll(publish bool) {
 		tr transitions
 	}
 	var reports []done
+	g.resets.Add(1)
 	g.ringMu.Lock()
 	for _, ep := range g.ring {
 		if ep == nil {
@@ -387,11 +401,38 @@ func (g *Guard) record(key string, create bool) *endpoint {
 	if !create {
 		return nil
 	}
+	return g.create(key)
+}
+
+// admit is record for Acquire: at the cap, a new endpoint the door keeps
+// out gets no record, and atDoor is set.
+func (g *Guard) admit(key string) (ep *endpoint, atDoor bool) {
+	if ep := g.records.Load().get(key); ep != nil {
+		return ep, false
+	}
+	// The door stands from the first record one eviction pass would
+	// make room for: otherwise every pass would let a batch in unasked.
+	if g.count.Load() > int64(g.cfg.MaxEndpoints-evictBatch(g.cfg.MaxEndpoints)) &&
+		!g.door.seenAgain(key) {
+		return nil, true
+	}
+	return g.create(key), false
+}
+
+// create returns the record for key, making it, evicting another if the
+// cap is reached; nil when there is no room.
+func (g *Guard) create(key string) *endpoint {
+	// The record is built before ringMu is taken, so that the allocation
+	// (and any GC assist it brings) does not lengthen the one section all
+	// new endpoints queue for; a racing goroutine that made it first
+	// leaves this one to the collector.
+	ep := &endpoint{g: g, key: strings.Clone(key)}
 	g.ringMu.Lock()
 	defer g.ringMu.Unlock()
 	// Records are created only under ringMu: one a racing goroutine made
 	// before it was taken is in the current table.
-	if ep := g.records.Load().get(key); ep != nil {
+	t := g.records.Load()
+	if ep := t.get(key); ep != nil {
 		return ep
 	}
 	now := g.sinceNow()
@@ -399,9 +440,13 @@ func (g *Guard) record(key string, create bool) *endpoint {
 	if g.count.Load() >= int64(g.cfg.MaxEndpoints) && !g.makeRoom(now) {
 		return nil
 	}
-	ep := &endpoint{g: g, key: strings.Clone(key), quietSince: now}
+	ep.quietSince = now
 	ep.seen.Store(now)
-	g.records.Store(g.records.Load().put(ep, g.ring))
+	// Storing the table pointer only when it changed keeps its cache line
+	// shared between the cores that read it on every Acquire.
+	if nt := t.put(ep, g.ring); nt != t {
+		g.records.Store(nt)
+	}
 	if n := len(g.free); n > 0 {
 		ep.slot = g.free[n-1]
 		g.free = g.free[:n-1]

@@ -156,7 +156,9 @@ const defaultURL = "http://a.test/"
 //	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
 //	                  canceled, peer-reset, policy, other (default refused),
-//	                  or timeout-after-<d>, a timeout owed for d (sent d ago)
+//	                  or timeout-after-<d>, a timeout owed for d (sent d ago),
+//	                  or gave-up-after-<d>, a *WaitError owed for d
+//	held              want is whether the guard holds a record for url
 //	reset             Reset(url)
 //	reset-all         ResetAll()
 //	state             want is the State string
@@ -219,6 +221,15 @@ func (b *bed) run(rows []step) {
 		case "state":
 			if got := b.g.State(url).String(); got != r.want {
 				b.t.Fatalf("%s: State = %s, want %s", where, got, r.want)
+			}
+		case "held":
+			key, _ := guard.Key(url)
+			got := false
+			for _, st := range b.g.Endpoints() {
+				got = got || st.Endpoint == key
+			}
+			if fmt.Sprint(got) != r.want {
+				b.t.Fatalf("%s: held = %v, want %s", where, got, r.want)
 			}
 		case "len":
 			if got := fmt.Sprint(b.g.Len()); got != r.want {
@@ -327,6 +338,13 @@ func (e owedTimeout) Unwrap() error                 { return context.DeadlineExc
 func (e owedTimeout) OwedFor() (owed time.Duration) { return e.owed }
 
 func namedErr(t *testing.T, name string) error {
+	if d, ok := strings.CutPrefix(name, "gave-up-after-"); ok {
+		owed, err := time.ParseDuration(d)
+		if err != nil {
+			t.Fatalf("error name %q: %v", name, err)
+		}
+		return &guard.WaitError{Owed: owed, Err: context.DeadlineExceeded}
+	}
 	if d, ok := strings.CutPrefix(name, "timeout-after-"); ok {
 		owed, err := time.ParseDuration(d)
 		if err != nil {

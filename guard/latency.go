@@ -75,6 +75,12 @@ func owedFor(err error) time.Duration {
 // and eases down over about eight faster ones), against which the wait
 // rule judges give-ups. It takes no lock and allocates nothing.
 func (t *Ticket) AnsweredAfter(need time.Duration) {
+	if t != nil && t.kind&kDoor != 0 {
+		if t.settle() {
+			t.doorAnswered(need)
+		}
+		return
+	}
 	if t != nil && t.ep.g != nil && !t.done.Load() {
 		t.ep.noteNeed(need)
 	}

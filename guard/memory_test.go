@@ -53,7 +53,7 @@ func TestCapEvictsIdleClosedFirst(t *testing.T) {
 	busy := hold(t, b.g, ep(2))            // ticket out
 	hold(t, b.g, ep(3)).Failed(errRefused) // closed, with a streak
 	touch(t, b.g, ep(4))                   // closed, nothing known
-	touch(t, b.g, ep(5))                   // over the cap
+	touch(t, b.g, ep(5), ep(5))            // over the cap, seen twice: the door lets it in
 	if n := b.g.Len(); n != 4 {
 		t.Fatalf("Len = %d, want the cap, 4", n)
 	}
@@ -66,7 +66,7 @@ func TestCapEvictsIdleClosedFirst(t *testing.T) {
 	}
 
 	// A record that holds no evidence goes first, even the newest.
-	touch(t, b.g, ep(6))
+	touch(t, b.g, ep(6), ep(6))
 	h = held(b.g)
 	if h[ep(5)] || !h[ep(1)] || !h[ep(2)] || !h[ep(3)] || !h[ep(6)] {
 		t.Fatalf("records held %v; want e5 evicted", h)
@@ -74,7 +74,7 @@ func TestCapEvictsIdleClosedFirst(t *testing.T) {
 
 	// Next is the closed record with a streak, not the open one.
 	busy6 := hold(t, b.g, ep(6))
-	touch(t, b.g, ep(7))
+	touch(t, b.g, ep(7), ep(7))
 	h = held(b.g)
 	if h[ep(3)] || !h[ep(1)] || !h[ep(2)] || !h[ep(6)] || !h[ep(7)] {
 		t.Fatalf("records held %v; want e3 evicted before the open e1", h)
@@ -82,7 +82,7 @@ func TestCapEvictsIdleClosedFirst(t *testing.T) {
 
 	// With no closed record left, the open one goes before a busy one.
 	busy7 := hold(t, b.g, ep(7))
-	touch(t, b.g, ep(8))
+	touch(t, b.g, ep(8), ep(8))
 	h = held(b.g)
 	if h[ep(1)] || !h[ep(2)] || !h[ep(6)] || !h[ep(7)] || !h[ep(8)] {
 		t.Fatalf("records held %v; want the open e1 evicted, the busy ones kept", h)
@@ -176,9 +176,10 @@ func TestPruneRunsWhenRecordsAreCreated(t *testing.T) {
 }
 
 // TestStreamAboveTheCapKeepsEvidence sends a long stream of new, answered
-// endpoints through a small guard holding open, streaked and busy records:
-// the stream only ever displaces its own kind, the cap holds throughout,
-// and every endpoint of the stream is tracked.
+// endpoints, each seen twice, through a small guard holding open, streaked
+// and busy records: the stream only ever displaces its own kind, the cap
+// holds throughout, and every endpoint of the stream is tracked once the
+// door has let it in.
 func TestStreamAboveTheCapKeepsEvidence(t *testing.T) {
 	t.Parallel()
 	const max = 64
@@ -202,6 +203,7 @@ func TestStreamAboveTheCapKeepsEvidence(t *testing.T) {
 	}
 	for i := range 3000 {
 		u := fmt.Sprintf("http://stream%d.test/", i)
+		touch(t, b.g, u)
 		tk := hold(t, b.g, u)
 		if tk.Endpoint() == "" || b.g.Len() > max {
 			t.Fatalf("stream %d: Len %d", i, b.g.Len())

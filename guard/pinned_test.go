@@ -110,6 +110,10 @@ func TestPinnedRecordsAreReclaimed(t *testing.T) {
 			{at: 0, do: "exempt", tk: "e1", url: p1},
 			{at: 0, do: "acquire", tk: "x0", url: q},
 			{at: 0, do: "release", tk: "x0"},
+			// Seen again, q asks for room: the hand's first pass starts
+			// the exempt ticket's quiet period.
+			{at: 0, do: "acquire", tk: "x1", url: q},
+			{at: 0, do: "release", tk: "x1"},
 			{at: 11 * s, do: "acquire", tk: "d1"},
 			{at: 11 * s, do: "fail", tk: "d1"},
 			{at: 11 * s, do: "acquire", tk: "d2"},

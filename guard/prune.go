@@ -84,7 +84,7 @@ func (g *Guard) makeRoom(now int64) bool {
 	if now < g.noRoomUntil {
 		return false
 	}
-	batch := max(1, g.cfg.MaxEndpoints/16)
+	batch := evictBatch(g.cfg.MaxEndpoints)
 	evicted := 0
 	var fallback [3]*endpoint // the first candidate of each rank the hand passed
 	for range len(g.ring) {
@@ -132,6 +132,11 @@ func (g *Guard) makeRoom(now int64) bool {
 	}
 	g.noRoomUntil = now + int64(noRoomBackoff)
 	return false
+}
+
+// evictBatch is how many records makeRoom evicts at most in one pass.
+func evictBatch(maxEndpoints int) int {
+	return max(1, maxEndpoints/16)
 }
 
 // noteQuiet starts the quiet period of ep afresh if it admitted a ticket

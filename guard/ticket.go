@@ -10,6 +10,8 @@ import (
 const (
 	kTrial  = 1 << iota // holds the half-open trial slot
 	kExempt             // never refused; failures never count
+	kDoor               // let in by the door, on no record; see door.go
+	kLate               // reports for a kDoor ticket: a sibling of any failure already counted
 )
 
 // Ticket is permission to contact one endpoint once. Settle it with
@@ -19,25 +21,46 @@ const (
 // Every method is safe to call more than once, concurrently, and on a nil
 // *Ticket; only the first settling call counts.
 //
-// A Ticket is 24 bytes, the one allocation of the hot path: the key lives
-// in the record, and a ticket the guard does not track (disabled, or no
-// room) points to a record of its own that belongs to no guard.
+// A Ticket is 32 bytes, the one allocation of the hot path: the key lives
+// in the record. A ticket no record holds (the guard disabled, no room,
+// or let in by the door at the cap) keeps its key beside it, in the same
+// allocation, and points to a stub shared by all such tickets.
 type Ticket struct {
-	ep   *endpoint // for an untracked ticket, a stub whose g is nil
-	seq  uint64    // admission number within ep
+	ep   *endpoint // the record; for a loose ticket, nowhere or the guard's doorStub
+	key  *string   // a loose ticket's endpoint key; nil for one a record holds
+	seq  uint64    // admission number within ep; for a door ticket, Guard.resets at admission
 	kind uint8
 	done atomic.Bool
 }
 
+// looseTicket is a ticket no record holds, and its key.
+type looseTicket struct {
+	t   Ticket
+	key string
+}
+
+// nowhere is the stub of tickets that report nothing anywhere: its g is
+// nil, so settle refuses every report.
+var nowhere = new(endpoint)
+
+func loose(stub *endpoint, key string, seq uint64, kind uint8) *Ticket {
+	l := &looseTicket{key: key}
+	l.t = Ticket{ep: stub, key: &l.key, seq: seq, kind: kind}
+	return &l.t
+}
+
 // untracked returns a ticket for key that reports nothing anywhere.
 func untracked(key string) *Ticket {
-	return &Ticket{ep: &endpoint{key: key}}
+	return loose(nowhere, key, 0, 0)
 }
 
 // Endpoint returns the endpoint key the ticket was issued for.
 func (t *Ticket) Endpoint() string {
-	if t == nil {
+	switch {
+	case t == nil:
 		return ""
+	case t.key != nil:
+		return *t.key
 	}
 	return t.ep.key
 }
@@ -57,6 +80,10 @@ func (t *Ticket) Trial() bool {
 // On a closed endpoint without a streak it takes no lock.
 func (t *Ticket) Answered() {
 	if !t.settle() {
+		return
+	}
+	if t.kind&kDoor != 0 {
+		t.doorAnswered(0)
 		return
 	}
 	ep := t.ep
@@ -113,6 +140,10 @@ func (t *Ticket) Failed(err error) {
 	if !t.settle() {
 		return
 	}
+	if t.kind&kDoor != 0 {
+		t.doorFailed(err)
+		return
+	}
 	ep := t.ep
 	g := ep.g
 	// Read the kill switch before locking: it is caller code.
@@ -134,7 +165,8 @@ func (t *Ticket) Failed(err error) {
 	// admitted before it, and an open record admits nothing else that
 	// counts. That is why a late sibling can never start a new open period.
 	counted := !disabled && t.kind&kExempt == 0 &&
-		t.seq > ep.resetSeq && t.seq > ep.boundary
+		t.seq > ep.resetSeq && t.seq > ep.boundary &&
+		(t.kind&kLate == 0 || ep.flags.Load()&fEvidence == 0)
 	// Classified only when it could count, so that the wait rule's
 	// doubts come from evidence alone.
 	var class failure.Class
@@ -184,7 +216,7 @@ func (t *Ticket) Failed(err error) {
 // newer trial holds. It works while the guard is disabled, so switching
 // the guard back on cannot find a finished trial still holding its slot.
 func (t *Ticket) Release() {
-	if !t.settle() {
+	if !t.settle() || t.key != nil {
 		return
 	}
 	ep := t.ep

@@ -107,8 +107,15 @@ func TestGuardDeadHostTripsWhileAnotherClientPinsEveryRecord(t *testing.T) {
 	if n := f.s.tickets.len(); n != pinned {
 		t.Fatalf("%d tickets held, want %d", n, pinned)
 	}
-	if n := f.s.guard.Len(); n != guard.DefaultMaxEndpoints {
-		t.Fatalf("the guard holds %d records, want every one of its %d pinned", n, guard.DefaultMaxEndpoints)
+	// Near the cap the guard's door lets first sightings through on no
+	// record, so it fills to within one eviction batch of it.
+	if n := f.s.guard.Len(); n > guard.DefaultMaxEndpoints || n < guard.DefaultMaxEndpoints*15/16 {
+		t.Fatalf("the guard holds %d records, want its cap of %d or all but a sixteenth of it", n, guard.DefaultMaxEndpoints)
+	}
+	for _, st := range f.s.guard.Endpoints() {
+		if st.TicketsOut == 0 {
+			t.Fatalf("%s holds no ticket, want every record pinned", st.Endpoint)
+		}
 	}
 
 	// A host that refuses connections, as a dead one does.
