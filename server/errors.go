@@ -8,43 +8,36 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hostguard/hostguard/api"
 	"github.com/hostguard/hostguard/server/internal/proxystatus"
 )
 
-// apiError is every 4xx and 5xx answer of the API. Its JSON form is
-// {"error": "...", "field": "..."} plus, where they apply, the endpoint a
-// fast-fail names, the seconds to wait and the failure class of an upstream
-// error. Clients branch on the status code and the field, never on the text.
+// apiError is every 4xx and 5xx answer of the API: its body is an
+// api.ErrorBody (the fields below carry the same names and meanings), and
+// the rest says how to send it. Clients branch on the status code and the
+// field, never on the text.
 //
 // A handler returns an *apiError for a refusal the library packages cannot
 // express; their own typed errors it returns as they are, and errorFor
 // maps them.
 type apiError struct {
-	Status   int    `json:"-"`
-	Message  string `json:"error"`
-	Field    string `json:"field,omitempty"`
-	Endpoint string `json:"endpoint,omitempty"`
-	// FastFail is true for a guard refusal: the daemon did not contact
-	// the endpoint (see proxystatus.go).
-	FastFail bool   `json:"fast_fail,omitempty"`
-	Class    string `json:"class,omitempty"`
-	// Reason says why the budget refused an admission: "exhausted" (the
-	// day's allowance is used up; ResetsAt says when it comes back),
-	// "paced" (asked too soon; Retry-After is the next slot) or "paused"
-	// (the owner paused background work). Clients branch on it rather
-	// than guess from Retry-After.
-	Reason     string        `json:"reason,omitempty"`
-	ResetsAt   *time.Time    `json:"resets_at,omitempty"`
-	RetryAfter time.Duration `json:"-"`
+	Status   int
+	Message  string // the body's error
+	Field    string
+	Endpoint string
+	FastFail bool // a guard refusal: the daemon did not contact the endpoint
+	Class    string
+	Reason   string
+	ResetsAt *time.Time
+	// RetryAfter is sent as Retry-After and retry_after_seconds, rounded
+	// up to whole seconds; see writeAPIError.
+	RetryAfter time.Duration
 	// ProxyStatus is the error type of a Proxy-Status header (RFC 9209)
 	// sent with the answer, "" for none.
-	ProxyStatus string `json:"-"`
+	ProxyStatus string
 	// psDetails is the Proxy-Status details parameter; it never holds a
 	// path, query or credential.
 	psDetails string
-	// RetrySeconds mirrors the Retry-After header for clients that read only
-	// the body; it is set whenever that header is.
-	RetrySeconds *int64 `json:"retry_after_seconds,omitempty"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -78,15 +71,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeAPIError writes e, with Retry-After where the client should come
 // back later.
 func writeAPIError(w http.ResponseWriter, e *apiError) {
+	body := api.ErrorBody{
+		Error: e.Message, Field: e.Field, Endpoint: e.Endpoint, FastFail: e.FastFail,
+		Class: e.Class, Reason: e.Reason, ResetsAt: e.ResetsAt,
+	}
 	if e.RetryAfter > 0 || e.Status == http.StatusServiceUnavailable {
 		secs := retryAfterSeconds(e.RetryAfter)
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		e.RetrySeconds = &secs
+		body.RetryAfterSeconds = &secs
 	}
 	if e.ProxyStatus != "" {
 		w.Header().Set("Proxy-Status", proxystatus.Value(e.ProxyStatus, e.psDetails))
 	}
-	writeJSON(w, e.Status, e)
+	writeJSON(w, e.Status, body)
 }
 
 // retryAfterSeconds rounds up, and never says 0: a client told to retry
