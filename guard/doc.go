@@ -84,7 +84,8 @@
 //     (a timeout is dated from its request: see Ticket.Failed), and it
 //     ends at its own until. A sharing guard keeps answer times, and
 //     drops its own failures whose request went out before the host's
-//     latest answer. With a Sharer that is also a Claimer, the end of an open
+//     latest answer (every guard drops a timeout whose request was
+//     admitted before an answered one: see Ticket.Failed). With a Sharer that is also a Claimer, the end of an open
 //     period waits for the cluster's lease: the holder runs the trial or
 //     probe, and the others fail fast with RetryAfter 0 until its result
 //     arrives or the lease expires.

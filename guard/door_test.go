@@ -132,6 +132,15 @@ func TestDoorAtTheCap(t *testing.T) {
 			{do: "fail", tk: "d3"},
 			{do: "state", want: "closed"},
 		}},
+		{"a door ticket's timeout after an answer on its record is older news", []step{
+			{do: "acquire", tk: "d1"}, // at the door, hanging
+			{do: "acquire", tk: "d2"}, // seen again: the record
+			{do: "answer", tk: "d2"},
+			{do: "fail", tk: "d1", want: "timeout-after-30s"},
+			{do: "acquire", tk: "d3"},
+			{do: "fail", tk: "d3"},
+			{do: "state", want: "closed"},
+		}},
 		{"a door ticket's release touches no record", []step{
 			{do: "acquire", tk: "d1"},
 			{do: "release", tk: "d1"},

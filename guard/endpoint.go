@@ -49,6 +49,7 @@ type endpoint struct {
 	// Guard.since (a lower bound of its time); 0 for none. Kept only by a
 	// sharing guard.
 	answeredAt atomic.Int64
+	answered   atomic.Uint64 // the highest admission number answered; see Ticket.sentBeforeAnAnswer
 
 	mu        sync.Mutex    // guards the fields below
 	open      bool          // tripped: Open until openUntil, HalfOpen from then on

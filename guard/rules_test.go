@@ -318,6 +318,27 @@ func TestRules(t *testing.T) {
 			{at: 32 * s, do: "enable"},
 			{at: 32 * s, do: "acquire", tk: "t2", want: "trial"},
 		},
+		"a timeout of a request sent before an answered one is older news": {
+			// a1 hangs on the host while it is down; a2, sent after
+			// it, is answered once the host is back: a1's timeout,
+			// reported later, says nothing about the host now.
+			{do: "acquire", tk: "a1"},
+			{at: 20 * s, do: "acquire", tk: "a2"},
+			{at: 21 * s, do: "answer", tk: "a2"},
+			{at: 30 * s, do: "fail", tk: "a1", want: "timeout-after-30s"},
+			{at: 31 * s, do: "acquire", tk: "b"}, {at: 61 * s, do: "fail", tk: "b", want: "timeout-after-30s"},
+			{at: 61 * s, do: "state", want: "closed"},
+			{at: 62 * s, do: "acquire", tk: "c"}, {at: 62 * s, do: "fail", tk: "c"},
+			{at: 62 * s, do: "state", want: "open"},
+		},
+		"a failure dated when reported counts whatever was answered before": {
+			{do: "acquire", tk: "a1"},
+			{do: "acquire", tk: "a2"},
+			{do: "answer", tk: "a2"},
+			{at: 1 * s, do: "fail", tk: "a1"}, // refused: news of now
+			{at: 2 * s, do: "acquire", tk: "b"}, {at: 2 * s, do: "fail", tk: "b"},
+			{at: 2 * s, do: "state", want: "open"},
+		},
 		"http and https are different endpoints": {
 			{do: "acquire", url: "http://a.test/", tk: "a"}, {do: "fail", tk: "a"},
 			{do: "acquire", url: "http://a.test/", tk: "b"}, {do: "fail", tk: "b"},

@@ -89,6 +89,12 @@ func (t *Ticket) Answered() {
 	ep := t.ep
 	ep.out.Add(-1)
 	ep.answeredNow()
+	// The highest admission answered, for sentBeforeAnAnswer. A racing
+	// answer may store a lower number over a higher one; that only
+	// lets a stale failure count, as it did before the rule.
+	if ep.answered.Load() < t.seq {
+		ep.answered.Store(t.seq)
+	}
 	if ep.g.cfg.Share != nil {
 		ep.g.noteAnswer(ep)
 	}
@@ -131,11 +137,11 @@ func (t *Ticket) Answered() {
 // before it is reported. An error that says how long the endpoint owed
 // its answer (a *WaitError, or any error in the chain with an OwedFor
 // method, such as the transport's header timeout) dates the failure from
-// then: a guard that keeps answer times (one with a Sharer) discards a
-// failure whose request was sent before the host's latest answer, and
-// an opening tells other guards when the request behind its first
-// failure was sent (Transition.Since). Other errors are dated when
-// reported.
+// then: such a failure counts for nothing when a request admitted after
+// it was answered, or, in a guard that keeps answer times (one with a
+// Sharer), when the host answered after it was sent; and an opening tells
+// other guards when the request behind its first failure was sent
+// (Transition.Since). Other errors are dated when reported.
 func (t *Ticket) Failed(err error) {
 	if !t.settle() {
 		return
@@ -179,8 +185,9 @@ func (t *Ticket) Failed(err error) {
 		return
 	}
 	now := g.cfg.Now()
-	sent := now.Add(-owedFor(err))
-	if g.answeredSince(ep, sent) {
+	owed := owedFor(err)
+	sent := now.Add(-owed)
+	if g.answeredSince(ep, sent) || owed > 0 && t.sentBeforeAnAnswer() {
 		// The host answered after this request was sent: its failure
 		// is older news than that answer (the epoch rule, by time).
 		ep.mu.Unlock()
@@ -208,6 +215,20 @@ func (t *Ticket) Failed(err error) {
 	tr.add(ep, ep.state(now))
 	ep.mu.Unlock()
 	g.report(ep, &tr)
+}
+
+// sentBeforeAnAnswer reports whether a request admitted after this
+// ticket's was answered: for a failure dated from its send (a timeout),
+// the host has answered since, so the failure is older news than the
+// answer. Admission order stands for send order, which needs no clock: a
+// guard that keeps no answer times (without a Sharer) applies the rule
+// too, to the timeouts of requests that were hanging on a host when it
+// came back. A kLate ticket's request went out before its record knew
+// of it, so any answer the record has seen came after. Call with t.ep.mu
+// held.
+func (t *Ticket) sentBeforeAnAnswer() bool {
+	a := t.ep.answered.Load()
+	return a > t.seq || a > 0 && t.kind&kLate != 0
 }
 
 // Release gives the ticket back without a report, freeing the trial slot
