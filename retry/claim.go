@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/inputtext"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // ClaimParams says what a worker wants from Claim.
@@ -112,7 +113,7 @@ func (s *Scheduler) claimWait(ctx context.Context, p ClaimParams, first func(con
 		if s.cfg.ClaimPoll > 0 {
 			pause = min(pause, s.cfg.ClaimPoll)
 		}
-		next, err := s.store.RetryNextDue(ctx, StoreNextDueParams{})
+		next, err := s.store.RetryNextDue(ctx, retrydriver.NextDueParams{})
 		if err != nil {
 			return nil, err
 		}
@@ -149,8 +150,8 @@ func (s *Scheduler) claimOnce(ctx context.Context, p ClaimParams) ([]Lease, erro
 }
 
 // storeClaim is the store's part of a claim at now.
-func (s *Scheduler) storeClaim(p ClaimParams, now time.Time) StoreClaimParams {
-	return StoreClaimParams{
+func (s *Scheduler) storeClaim(p ClaimParams, now time.Time) retrydriver.ClaimParams {
+	return retrydriver.ClaimParams{
 		Now:          now,
 		N:            p.N,
 		RetryQuota:   s.retryQuota(p.N),
@@ -164,13 +165,13 @@ func (s *Scheduler) storeClaim(p ClaimParams, now time.Time) StoreClaimParams {
 
 // claimed records the expiries a claim at now reported and returns its
 // grants as leases of length lease, none of them born stale (see fresh).
-func (s *Scheduler) claimed(ctx context.Context, res StoreClaimResult, now time.Time, lease time.Duration) ([]Lease, error) {
+func (s *Scheduler) claimed(ctx context.Context, res retrydriver.ClaimResult, now time.Time, lease time.Duration) ([]Lease, error) {
 	if len(res.Expired) > 0 {
 		// A failure here leaves the items due; the next claim retries.
-		if _, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
+		if _, err := s.store.RetryUpdate(ctx, retrydriver.UpdateParams{
 			Now:   now,
 			IDs:   res.Expired,
-			Apply: func(_ int, r *StoreRecord) (bool, error) { return s.applyExpiry(r, now) },
+			Apply: func(_ int, r *retrydriver.Record) (bool, error) { return s.applyExpiry(r, now) },
 		}); err != nil && len(res.Grants) == 0 {
 			return nil, err
 		}
@@ -237,8 +238,8 @@ func (s *Scheduler) fresh(ctx context.Context, ls []Lease, lease time.Duration) 
 
 // leasesFrom turns grants into leases in claim order: highest priority
 // first, then the one due longest.
-func leasesFrom(grants []StoreGrant) []Lease {
-	slices.SortStableFunc(grants, func(a, b StoreGrant) int {
+func leasesFrom(grants []retrydriver.Grant) []Lease {
+	slices.SortStableFunc(grants, func(a, b retrydriver.Grant) int {
 		if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
 			return c
 		}

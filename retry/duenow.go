@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // DueNowResult says what DueNow did to an item.
@@ -29,12 +31,12 @@ func (s *Scheduler) DueNow(ctx context.Context, id string) (DueNowResult, error)
 	}
 	now := s.now()
 	var res DueNowResult
-	ur, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
+	ur, err := s.store.RetryUpdate(ctx, retrydriver.UpdateParams{
 		Now: now,
 		IDs: []string{id},
-		Apply: func(_ int, r *StoreRecord) (bool, error) {
-			res = DueNowResult{ID: r.ID, State: r.State, NextAt: r.NextAt}
-			if (r.State != Pending && r.State != Scheduled) || !r.NextAt.After(now) {
+		Apply: func(_ int, r *retrydriver.Record) (bool, error) {
+			res = DueNowResult{ID: r.ID, State: State(r.State), NextAt: r.NextAt}
+			if (r.State != retrydriver.Pending && r.State != retrydriver.Scheduled) || !r.NextAt.After(now) {
 				return false, nil
 			}
 			r.NextAt = now

@@ -3,6 +3,8 @@ package retry
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // ErrLeaseLost reports a lease operation with a token that no longer holds
@@ -12,8 +14,10 @@ import (
 // to another item or lease. Nothing was changed.
 var ErrLeaseLost = errors.New("retry: lease lost")
 
-// ErrNotFound reports an id the scheduler does not hold.
-var ErrNotFound = errors.New("retry: no such item")
+// ErrNotFound reports an id the scheduler does not hold. It is
+// retrydriver.ErrNotFound, the value a Store returns, so errors.Is matches
+// either name.
+var ErrNotFound = retrydriver.ErrNotFound
 
 // ErrInvalid is matched (with errors.Is) by every error that rejects a
 // caller's input; such an error is an *InputError naming the field, and

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 func TestInputError(t *testing.T) {
@@ -94,13 +96,13 @@ func TestInputFields(t *testing.T) {
 func TestStatsFromZeroFillsAndSums(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	st := statsFrom(StoreStatsResult{
-		Counts: []StoreCount{
-			{State: Scheduled, Class: "timeout", N: 2},
-			{State: Scheduled, Class: "timeout", N: 3}, // another shard
-			{State: Scheduled, Class: "", N: 1},        // released after a failure-free attempt
-			{State: Done, Class: "timeout", N: 4},      // done items wait for nothing
-			{State: Leased, N: 0},
+	st := statsFrom(retrydriver.StatsResult{
+		Counts: []retrydriver.Count{
+			{State: retrydriver.Scheduled, Class: "timeout", N: 2},
+			{State: retrydriver.Scheduled, Class: "timeout", N: 3}, // another shard
+			{State: retrydriver.Scheduled, Class: "", N: 1},        // released after a failure-free attempt
+			{State: retrydriver.Done, Class: "timeout", N: 4},      // done items wait for nothing
+			{State: retrydriver.Leased, N: 0},
 		},
 		DueNow:    3,
 		OldestDue: now.Add(-time.Minute),
@@ -110,10 +112,10 @@ func TestStatsFromZeroFillsAndSums(t *testing.T) {
 		st.ByState["pending"] != 0 || len(st.ByClass) != 1 || st.ByClass["timeout"] != 5 || st.DueNow != 3 || st.OldestDueLag != time.Minute {
 		t.Fatalf("statsFrom: %+v", st)
 	}
-	if empty := statsFrom(StoreStatsResult{}, now); empty.Total != 0 || len(empty.ByState) != 4 || empty.OldestDueLag != 0 || empty.ByClass == nil {
+	if empty := statsFrom(retrydriver.StatsResult{}, now); empty.Total != 0 || len(empty.ByState) != 4 || empty.OldestDueLag != 0 || empty.ByClass == nil {
 		t.Fatalf("statsFrom of nothing: %+v", empty)
 	}
-	if future := statsFrom(StoreStatsResult{DueNow: 1, OldestDue: now.Add(time.Second)}, now); future.OldestDueLag != 0 {
+	if future := statsFrom(retrydriver.StatsResult{DueNow: 1, OldestDue: now.Add(time.Second)}, now); future.OldestDueLag != 0 {
 		t.Fatalf("a due time after now gave a lag of %v", future.OldestDueLag)
 	}
 }
@@ -131,7 +133,7 @@ func TestItemFromMapsTheTimeColumn(t *testing.T) {
 		{Leased, false, true, true},
 		{Done, false, false, false},
 	} {
-		it, err := itemFrom(&StoreRecord{ID: "x", State: tc.state, NextAt: at, Worker: "w"}, nil)
+		it, err := itemFrom(&retrydriver.Record{ID: "x", State: retrydriver.State(tc.state), NextAt: at, Worker: "w"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +141,7 @@ func TestItemFromMapsTheTimeColumn(t *testing.T) {
 			t.Errorf("%v: NextAt %v, LeaseUntil %v, Worker %q", tc.state, it.NextAt, it.LeaseUntil, it.Worker)
 		}
 	}
-	if _, err := itemFrom(&StoreRecord{ID: "x", History: []byte("{")}, nil); err == nil {
+	if _, err := itemFrom(&retrydriver.Record{ID: "x", History: []byte("{")}, nil); err == nil {
 		t.Error("a corrupt stored history came back without an error")
 	}
 }

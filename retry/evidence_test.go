@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 var hashMismatch = ClassConfig{Ladder: Ladder{24 * time.Hour, 7 * 24 * time.Hour, 30 * 24 * time.Hour}, Escalate: BySources}
@@ -18,7 +20,7 @@ func TestEscalationBySources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &StoreRecord{ID: "x"}
+	r := &retrydriver.Record{ID: "x"}
 	steps := []struct {
 		class, source string
 		wait          time.Duration
@@ -34,7 +36,7 @@ func TestEscalationBySources(t *testing.T) {
 	now := t0
 	for i, st := range steps {
 		key := newTokens(1)[0]
-		r.State, r.LeaseGen, r.LeaseKey = Leased, int64(i+1), key
+		r.State, r.LeaseGen, r.LeaseKey = retrydriver.Leased, int64(i+1), key
 		if _, err := s.applyOutcome(r, Outcome{Op: OpFail, Class: st.class, Source: st.source}, key, now); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -65,7 +67,7 @@ func TestObserveBoostsOncePerSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &StoreRecord{ID: "x", State: Scheduled, NextAt: t0.Add(24 * time.Hour)}
+	r := &retrydriver.Record{ID: "x", State: retrydriver.Scheduled, NextAt: t0.Add(24 * time.Hour)}
 	steps := []struct {
 		source   string
 		priority int
@@ -97,13 +99,13 @@ func TestObserveBoostsOncePerSource(t *testing.T) {
 	}
 	// An item just inserted for the sighting keeps the priority it was
 	// added with, as the one-statement path does.
-	n := &StoreRecord{ID: "n", State: Pending, NextAt: t0, Priority: 2, Inserted: true}
+	n := &retrydriver.Record{ID: "n", State: retrydriver.Pending, NextAt: t0, Priority: 2, Inserted: true}
 	if _, err := s.applyObserve(n, "dht-1", 1, t0, t0.Add(10*time.Minute)); err != nil || n.Priority != 2 || n.Observations != 1 {
 		t.Fatalf("inserted item after its sighting: %+v, %v", n, err)
 	}
 	// Leased and done items only record the sighting.
-	for _, st := range []State{Leased, Done} {
-		l := &StoreRecord{ID: "l", State: st, NextAt: t0.Add(time.Hour)}
+	for _, st := range []retrydriver.State{retrydriver.Leased, retrydriver.Done} {
+		l := &retrydriver.Record{ID: "l", State: st, NextAt: t0.Add(time.Hour)}
 		if _, err := s.applyObserve(l, "dht-1", 1, t0, t0); err != nil || l.Priority != 0 || !l.NextAt.Equal(t0.Add(time.Hour)) || l.Observations != 1 {
 			t.Fatalf("%v item after a sighting: %+v, %v", st, l, err)
 		}

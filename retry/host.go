@@ -6,10 +6,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hostguard/hostguard/failure"
 	"github.com/hostguard/hostguard/internal/inputtext"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // MaxHostBytes is the longest host name an item may name: the longest DNS
@@ -138,7 +138,7 @@ func (s *Scheduler) WakeHost(ctx context.Context, host string) (WakeResult, erro
 	if h == "" {
 		return WakeResult{}, invalid("host", "is empty")
 	}
-	res, err := s.store.RetryWakeHost(ctx, StoreWakeHostParams{
+	res, err := s.store.RetryWakeHost(ctx, retrydriver.WakeHostParams{
 		Now:     s.now(),
 		Host:    h,
 		Classes: s.hostClasses(),
@@ -148,21 +148,4 @@ func (s *Scheduler) WakeHost(ctx context.Context, host string) (WakeResult, erro
 		return WakeResult{}, err
 	}
 	return WakeResult{Host: h, Woken: res.Woken}, nil
-}
-
-// StoreWakeHostParams is the input of Store.RetryWakeHost.
-type StoreWakeHostParams struct {
-	Now time.Time
-	// Host is normalised (NormalizeHost) and not empty.
-	Host string
-	// Classes are the host-level classes, distinct and sorted.
-	Classes []string
-	// Spread is zero or more, a whole number of microseconds.
-	Spread time.Duration
-}
-
-// StoreWakeHostResult is the output of Store.RetryWakeHost.
-type StoreWakeHostResult struct {
-	// Woken counts the items whose next_at the store moved.
-	Woken int
 }

@@ -8,17 +8,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // wakeStore records the wake it is asked for.
 type wakeStore struct {
 	nopStore
-	got []StoreWakeHostParams
+	got []retrydriver.WakeHostParams
 }
 
-func (w *wakeStore) RetryWakeHost(_ context.Context, p StoreWakeHostParams) (StoreWakeHostResult, error) {
+func (w *wakeStore) RetryWakeHost(_ context.Context, p retrydriver.WakeHostParams) (retrydriver.WakeHostResult, error) {
 	w.got = append(w.got, p)
-	return StoreWakeHostResult{Woken: 3}, nil
+	return retrydriver.WakeHostResult{Woken: 3}, nil
 }
 
 // TestWakeHostAsksTheStore is a step table of what WakeHost asks the
@@ -100,7 +102,7 @@ func TestFailNamesTheHost(t *testing.T) {
 		{"", "new.example"},
 	}
 	for i, st := range steps {
-		r := &StoreRecord{ID: "x", State: Leased, LeaseGen: int64(i + 1), LeaseKey: tok, Host: "old.example", Failures: i}
+		r := &retrydriver.Record{ID: "x", State: retrydriver.Leased, LeaseGen: int64(i + 1), LeaseKey: tok, Host: "old.example", Failures: i}
 		if i > 0 {
 			r.Host = steps[i-1].want
 		}

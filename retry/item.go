@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/inputtext"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // Limits on what an item may hold.
@@ -257,12 +258,12 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 // itemFrom builds the caller's view of a stored record: the time column
 // means the next attempt or the lease's end depending on the state, and a
 // worker name belongs to a live lease only.
-func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
+func itemFrom(r *retrydriver.Record, payload []byte) (Item, error) {
 	it := Item{
 		ID:           r.ID,
 		Priority:     r.Priority,
 		Payload:      payload,
-		State:        r.State,
+		State:        State(r.State),
 		Attempts:     r.Attempts,
 		Failures:     r.Failures,
 		Expiries:     r.Expiries,
@@ -274,9 +275,9 @@ func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
 		UpdatedAt:    r.UpdatedAt,
 	}
 	switch r.State {
-	case Pending, Scheduled:
+	case retrydriver.Pending, retrydriver.Scheduled:
 		it.NextAt = r.NextAt
-	case Leased:
+	case retrydriver.Leased:
 		it.LeaseUntil = r.NextAt
 		it.Worker = r.Worker
 	}
@@ -293,7 +294,7 @@ func itemFrom(r *StoreRecord, payload []byte) (Item, error) {
 
 // statsFrom sums a store's counters into Stats: every state present, the
 // classes of scheduled items, and the lag of the oldest due item at now.
-func statsFrom(res StoreStatsResult, now time.Time) Stats {
+func statsFrom(res retrydriver.StatsResult, now time.Time) Stats {
 	st := Stats{ByState: make(map[string]int, len(States)), ByClass: map[string]int{}, DueNow: res.DueNow, LeasesExpired: res.LeasesExpired}
 	for _, state := range States {
 		st.ByState[state.String()] = 0
@@ -303,8 +304,8 @@ func statsFrom(res StoreStatsResult, now time.Time) Stats {
 			continue
 		}
 		st.Total += c.N
-		st.ByState[c.State.String()] += c.N
-		if c.State == Scheduled && c.Class != "" {
+		st.ByState[State(c.State).String()] += c.N
+		if c.State == retrydriver.Scheduled && c.Class != "" {
 			st.ByClass[c.Class] += c.N
 		}
 	}

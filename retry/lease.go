@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // Op is what a worker does with a lease.
@@ -291,11 +293,11 @@ func (s *Scheduler) applyOutcomes(ctx context.Context, outcomes []Outcome, rest 
 	for k, i := range rest {
 		ids[k] = outcomes[i].Lease.ID
 	}
-	res, err := s.store.RetryUpdate(ctx, StoreUpdateParams{
+	res, err := s.store.RetryUpdate(ctx, retrydriver.UpdateParams{
 		Now:        now,
 		IDs:        ids,
 		WakeBefore: wakeBefore(now),
-		Apply: func(k int, r *StoreRecord) (bool, error) {
+		Apply: func(k int, r *retrydriver.Record) (bool, error) {
 			o := outcomes[rest[k]]
 			return s.applyOutcome(r, o, o.Lease.Token, now)
 		},
@@ -309,9 +311,9 @@ func (s *Scheduler) applyOutcomes(ctx context.Context, outcomes []Outcome, rest 
 // succeedParams is the store's one-statement success for the entries idx
 // of ids and keys, sorted by id so that it locks rows in the order every
 // batch writer uses. It sorts idx into that order.
-func succeedParams(ids, keys []string, idx []int, now time.Time) StoreSucceedParams {
+func succeedParams(ids, keys []string, idx []int, now time.Time) retrydriver.SucceedParams {
 	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
-	q := StoreSucceedParams{Now: now, IDs: make([]string, len(idx)), Keys: make([]string, len(idx))}
+	q := retrydriver.SucceedParams{Now: now, IDs: make([]string, len(idx)), Keys: make([]string, len(idx))}
 	for k, i := range idx {
 		q.IDs[k], q.Keys[k] = ids[i], keys[i]
 	}
@@ -359,19 +361,19 @@ func (s *Scheduler) succeedFast(ctx context.Context, outcomes []Outcome, todo []
 }
 
 // applyOutcome decides one lease operation against the stored record.
-func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now time.Time) (bool, error) {
+func (s *Scheduler) applyOutcome(r *retrydriver.Record, o Outcome, token string, now time.Time) (bool, error) {
 	if !tokenMatches(r.LeaseKey, token) {
 		return false, ErrLeaseLost
 	}
 	if r.SettledGen == r.LeaseGen {
-		if r.SettledOp == o.Op && o.Op != OpExtend {
+		if r.SettledOp == retrydriver.Op(o.Op) && o.Op != OpExtend {
 			return false, nil
 		}
 		return false, ErrLeaseLost
 	}
 	switch o.Op {
 	case OpSucceed:
-		r.State = Done
+		r.State = retrydriver.Done
 		r.NextAt = time.Time{}
 		r.Failures = 0
 	case OpFail:
@@ -394,18 +396,18 @@ func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now ti
 			r.Host = o.Host
 		}
 		r.History = encodeHistory(appendHistory(h, Attempt{At: now, Class: class, Note: clipNote(o.Note)}))
-		r.State = Scheduled
+		r.State = retrydriver.Scheduled
 		r.NextAt = now.Add(s.delay(class, r.Failures, distinctSources(es, class)))
 	case OpRelease:
 		r.Attempts = max(r.Attempts-1, 0)
 		if r.Attempts == 0 {
-			r.State = Pending
+			r.State = retrydriver.Pending
 		} else {
-			r.State = Scheduled
+			r.State = retrydriver.Scheduled
 		}
 		r.NextAt = now
 	case OpExtend:
-		r.State = Leased
+		r.State = retrydriver.Leased
 		r.NextAt = now.Add(o.Extend.Truncate(time.Microsecond))
 		r.UpdatedAt = now
 		return true, nil
@@ -413,7 +415,7 @@ func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now ti
 	r.Expiries = 0
 	r.Worker = ""
 	r.SettledGen = r.LeaseGen
-	r.SettledOp = o.Op
+	r.SettledOp = retrydriver.Op(o.Op)
 	r.UpdatedAt = now
 	return true, nil
 }
@@ -422,8 +424,8 @@ func (s *Scheduler) applyOutcome(r *StoreRecord, o Outcome, token string, now ti
 // in a row as a failure of class ClassLeaseExpired. The store reported the
 // item from a claim; by now another node may have handled it, so every
 // condition is checked again.
-func (s *Scheduler) applyExpiry(r *StoreRecord, now time.Time) (bool, error) {
-	if r.State != Leased || r.NextAt.After(now) || r.Expiries+1 < s.cfg.ExpiriesPerFailure {
+func (s *Scheduler) applyExpiry(r *retrydriver.Record, now time.Time) (bool, error) {
+	if r.State != retrydriver.Leased || r.NextAt.After(now) || r.Expiries+1 < s.cfg.ExpiriesPerFailure {
 		return false, nil
 	}
 	h, err := decodeHistory(r.History)
@@ -437,7 +439,7 @@ func (s *Scheduler) applyExpiry(r *StoreRecord, now time.Time) (bool, error) {
 		Class: ClassLeaseExpired,
 		Note:  fmt.Sprintf("lease ran out %d times in a row", r.Expiries+1),
 	}))
-	r.State = Scheduled
+	r.State = retrydriver.Scheduled
 	es, err := decodeEvidence(r.Sources)
 	if err != nil {
 		return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
@@ -446,7 +448,7 @@ func (s *Scheduler) applyExpiry(r *StoreRecord, now time.Time) (bool, error) {
 	r.Expiries = 0
 	r.Worker = ""
 	r.SettledGen = r.LeaseGen
-	r.SettledOp = opExpire
+	r.SettledOp = retrydriver.OpExpire
 	r.UpdatedAt = now
 	return true, nil
 }

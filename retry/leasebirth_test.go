@@ -9,6 +9,7 @@ import (
 	"github.com/hostguard/hostguard"
 	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/hostguard/hostguard/store/storetest"
 )
 
@@ -22,7 +23,7 @@ type stalling struct {
 	after func() // runs once the claim has committed
 }
 
-func (s *stalling) RetryClaim(ctx context.Context, p retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+func (s *stalling) RetryClaim(ctx context.Context, p retrydriver.ClaimParams) (retrydriver.ClaimResult, error) {
 	s.clock.Advance(s.stall)
 	res, err := s.Store.RetryClaim(ctx, p)
 	if s.after != nil {
@@ -31,9 +32,9 @@ func (s *stalling) RetryClaim(ctx context.Context, p retry.StoreClaimParams) (re
 	return res, err
 }
 
-func (s *stalling) RetrySucceedClaim(ctx context.Context, p retry.StoreSucceedClaimParams) (retry.StoreSucceedClaimResult, error) {
+func (s *stalling) RetrySucceedClaim(ctx context.Context, p retrydriver.SucceedClaimParams) (retrydriver.SucceedClaimResult, error) {
 	s.clock.Advance(s.stall)
-	return s.Store.(retry.StoreSucceedClaimer).RetrySucceedClaim(ctx, p)
+	return s.Store.(retrydriver.SucceedClaimer).RetrySucceedClaim(ctx, p)
 }
 
 // TestNoLeaseIsBornExpired stalls claims for twice their lease in the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // Limits of List.
@@ -51,34 +53,6 @@ type ListPage struct {
 	Next string `json:"next,omitempty"`
 }
 
-// StoreListParams is the input of Store.RetryList. The store walks the
-// items with id > After in id order, at most Scan of them, and returns
-// those matching every filter, at most Limit.
-type StoreListParams struct {
-	// States is empty (every state) or distinct states.
-	States []State
-	// Class, when not empty, keeps items whose last_class equals it.
-	Class string
-	// DueBefore, when not zero, keeps pending and scheduled items with
-	// next_at < DueBefore.
-	DueBefore time.Time
-	After     string
-	Limit     int
-	Scan      int
-}
-
-// StoreListResult is the output of Store.RetryList.
-type StoreListResult struct {
-	// Records are the matching items, in id order, at most Limit.
-	Records []StoreRecord
-	// Last is the id of the last item walked when the walk stopped at Scan
-	// items before Limit matched; empty otherwise.
-	Last string
-	// More is set when Limit items matched and another item follows the
-	// last of them in id order.
-	More bool
-}
-
 // List returns a page of items, filtered by p, in id order. Pages are cut
 // by id (keyset paging), so items added or removed meanwhile never make a
 // later page repeat or skip one that stayed. Bad parameters are an
@@ -109,8 +83,8 @@ func (s *Scheduler) List(ctx context.Context, p ListParams) (ListPage, error) {
 	return page, nil
 }
 
-func checkListParams(p ListParams) (StoreListParams, error) {
-	q := StoreListParams{Class: p.Class, Limit: p.Limit, Scan: listScan}
+func checkListParams(p ListParams) (retrydriver.ListParams, error) {
+	q := retrydriver.ListParams{Class: p.Class, Limit: p.Limit, Scan: listScan}
 	seen := map[State]bool{}
 	for _, st := range p.States {
 		if !st.Valid() {
@@ -118,7 +92,7 @@ func checkListParams(p ListParams) (StoreListParams, error) {
 		}
 		if !seen[st] {
 			seen[st] = true
-			q.States = append(q.States, st)
+			q.States = append(q.States, retrydriver.State(st))
 		}
 	}
 	if p.Class != "" {
@@ -218,30 +192,13 @@ type DueBucket struct {
 	Count         int    `json:"count"`
 }
 
-// StoreDueParams is the input of Store.RetryDue.
-type StoreDueParams struct {
-	// Bounds are ascending. Counts[0] counts next_at <= Bounds[0],
-	// Counts[i] Bounds[i-1] < next_at <= Bounds[i], and the last one
-	// next_at > the last bound.
-	Bounds []time.Time
-}
-
-// StoreDueResult is the output of Store.RetryDue.
-type StoreDueResult struct {
-	// Counts has len(Bounds)+1 entries.
-	Counts []int
-	// Oldest is the earliest next_at of a pending or scheduled item; zero
-	// if there is none.
-	Oldest time.Time
-}
-
 // Due counts the items waiting for an attempt by when they are next due:
 // due now, within an hour, a day, a week, 30 days, and later. It reads
 // the store's indexes of waiting items, in time proportional to the items
 // due within 30 days; call it for monitoring, not per claim.
 func (s *Scheduler) Due(ctx context.Context) (DueHistogram, error) {
 	bounds := dueBoundsFrom(s.now())
-	res, err := s.store.RetryDue(ctx, StoreDueParams{Bounds: bounds})
+	res, err := s.store.RetryDue(ctx, retrydriver.DueParams{Bounds: bounds})
 	if err != nil {
 		return DueHistogram{}, err
 	}
@@ -255,7 +212,7 @@ func (s *Scheduler) Due(ctx context.Context) (DueHistogram, error) {
 func (s *Scheduler) StatsAndDue(ctx context.Context) (Stats, DueHistogram, error) {
 	now := s.now()
 	bounds := dueBoundsFrom(now)
-	res, err := s.store.RetryStats(ctx, StoreStatsParams{Now: now, DueBounds: bounds})
+	res, err := s.store.RetryStats(ctx, retrydriver.StatsParams{Now: now, DueBounds: bounds})
 	if err != nil {
 		return Stats{}, DueHistogram{}, err
 	}
@@ -279,7 +236,7 @@ func dueBoundsFrom(now time.Time) []time.Time {
 	return bounds
 }
 
-func dueHistogram(res StoreDueResult, nbounds int) (DueHistogram, error) {
+func dueHistogram(res retrydriver.DueResult, nbounds int) (DueHistogram, error) {
 	if len(res.Counts) != nbounds+1 {
 		return DueHistogram{}, fmt.Errorf("retry: the store returned %d due counts for %d bounds", len(res.Counts), nbounds)
 	}

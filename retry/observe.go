@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // ObserveParams qualifies a sighting passed to Observe.
@@ -29,6 +31,19 @@ type ObserveParams struct {
 	Source string `json:"source,omitempty"`
 }
 
+// ObserveResult says what Observe did with one id.
+type ObserveResult struct {
+	ID string `json:"id"`
+	// Unknown is true when the id is not held and was not added
+	// (ObserveMany only; Observe returns ErrNotFound).
+	Unknown bool `json:"unknown,omitempty"`
+	// Added is true when the id was unknown and has been added.
+	Added    bool      `json:"added"`
+	State    State     `json:"state"`
+	Priority int       `json:"priority"`
+	NextAt   time.Time `json:"next_at,omitzero"`
+}
+
 // Observe records fresh evidence that the item may now succeed — it was
 // seen again, a source reported it alive. A pending or scheduled item that
 // waits longer than Config.ReactivateWithin becomes due within that time,
@@ -42,9 +57,9 @@ type ObserveParams struct {
 // Concurrent Observe calls share transactions: a call that arrives while
 // others are being written waits for the next write, which carries every
 // call that came meanwhile (with the same parameters, one ObserveMany each);
-// on a store that runs writes side by side (StoreWriters) up to four such
-// writes are in flight at once. Two calls for one id are written one after
-// the other, as two sightings. Each call still returns only once its own
+// on a store that runs writes side by side (retrydriver.Writers) up to four
+// such writes are in flight at once. Two calls for one id are written one
+// after the other, as two sightings. Each call still returns only once its own
 // sighting is committed, so a crawler reporting sightings one by one from
 // many goroutines gets ObserveMany's throughput without batching them
 // itself. A call whose context ends before its sighting is taken into a
@@ -124,7 +139,7 @@ func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObservePara
 			return nil, err
 		}
 	} else {
-		sr, err := s.store.RetryObserve(ctx, StoreObserveParams{
+		sr, err := s.store.RetryObserve(ctx, retrydriver.ObserveParams{
 			Now:          now,
 			IDs:          sorted,
 			Boost:        boost,
@@ -139,7 +154,10 @@ func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObservePara
 		if err != nil {
 			return nil, err
 		}
-		res = sr.Results
+		res = make([]ObserveResult, len(sr.Results))
+		for i, r := range sr.Results {
+			res[i] = ObserveResult{ID: r.ID, Unknown: r.Unknown, Added: r.Added, State: State(r.State), Priority: r.Priority, NextAt: r.NextAt}
+		}
 	}
 	if len(res) != len(sorted) {
 		return nil, fmt.Errorf("retry: store answered %d of %d observations", len(res), len(sorted))
@@ -163,24 +181,24 @@ func (s *Scheduler) observeMany(ctx context.Context, ids []string, p ObservePara
 // general update path, since what they change depends on the evidence the
 // item already holds.
 func (s *Scheduler) observeFrom(ctx context.Context, ids []string, p ObserveParams, boost int, now, pullTo time.Time) ([]ObserveResult, error) {
-	up := StoreUpdateParams{
+	up := retrydriver.UpdateParams{
 		Now:        now,
 		IDs:        ids,
 		WakeBefore: wakeBefore(now),
 		Lazy:       !s.cfg.SyncSightings,
-		Apply: func(_ int, r *StoreRecord) (bool, error) {
+		Apply: func(_ int, r *retrydriver.Record) (bool, error) {
 			return s.applyObserve(r, p.Source, boost, now, pullTo)
 		},
 	}
 	if p.AddIfMissing {
-		up.AddMissing = &NewItem{Priority: p.Priority, Payload: p.Payload}
+		up.AddMissing = &retrydriver.NewItem{Priority: p.Priority, Payload: p.Payload}
 	}
 	res := make([]ObserveResult, len(ids))
 	apply := up.Apply
-	up.Apply = func(i int, r *StoreRecord) (bool, error) {
+	up.Apply = func(i int, r *retrydriver.Record) (bool, error) {
 		changed, err := apply(i, r)
 		if err == nil {
-			res[i] = ObserveResult{ID: r.ID, Added: r.Inserted, State: r.State, Priority: r.Priority, NextAt: r.NextAt}
+			res[i] = ObserveResult{ID: r.ID, Added: r.Inserted, State: State(r.State), Priority: r.Priority, NextAt: r.NextAt}
 		}
 		return changed, err
 	}
@@ -203,7 +221,7 @@ func (s *Scheduler) observeFrom(ctx context.Context, ids []string, p ObservePara
 // applyObserve records one sighting from source: the evidence entry, the
 // count and time, and for a waiting item the pull forward and — on the
 // source's first sighting that the item remembers — the boost.
-func (s *Scheduler) applyObserve(r *StoreRecord, source string, boost int, now, pullTo time.Time) (bool, error) {
+func (s *Scheduler) applyObserve(r *retrydriver.Record, source string, boost int, now, pullTo time.Time) (bool, error) {
 	es, err := decodeEvidence(r.Sources)
 	if err != nil {
 		return false, fmt.Errorf("retry: item %q: %w", r.ID, err)
@@ -213,7 +231,7 @@ func (s *Scheduler) applyObserve(r *StoreRecord, source string, boost int, now, 
 	r.Observations++
 	r.LastSeen = now
 	r.UpdatedAt = now
-	if r.State == Pending || r.State == Scheduled {
+	if r.State == retrydriver.Pending || r.State == retrydriver.Scheduled {
 		if fresh && !r.Inserted {
 			r.Priority = max(r.Priority, min(r.Priority+boost, s.cfg.ObserveMaxPriority))
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // maxObserveLeaders bounds how many shared writes may be in flight at once,
-// on a store that runs that many (StoreWriters). With one at a time a
+// on a store that runs that many (retrydriver.Writers). With one at a time a
 // leader waits for its commit while the calls behind it wait for the
 // leader, and a burst of one-item sightings from four callers goes out as
 // writes of one and of three items in turn; with several in flight the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/waitfor"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // gateStore answers each RetryObserve only when the test lets it (a send
@@ -31,7 +32,7 @@ func newGateStore() *gateStore {
 	return &gateStore{gate: make(chan struct{}), seen: map[string]int{}, inFlight: map[string]bool{}}
 }
 
-func (g *gateStore) RetryObserve(_ context.Context, q StoreObserveParams) (StoreObserveResult, error) {
+func (g *gateStore) RetryObserve(_ context.Context, q retrydriver.ObserveParams) (retrydriver.ObserveResult, error) {
 	g.mu.Lock()
 	g.calls = append(g.calls, q.IDs)
 	for _, id := range q.IDs {
@@ -48,17 +49,17 @@ func (g *gateStore) RetryObserve(_ context.Context, q StoreObserveParams) (Store
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]ObserveResult, len(q.IDs))
+	out := make([]retrydriver.Observed, len(q.IDs))
 	for i, id := range q.IDs {
 		delete(g.inFlight, id)
 		if len(id) > 5 && id[:5] == "ghost" {
-			out[i] = ObserveResult{ID: id, Unknown: true}
+			out[i] = retrydriver.Observed{ID: id, Unknown: true}
 			continue
 		}
 		g.seen[id]++
-		out[i] = ObserveResult{ID: id, State: Scheduled, Priority: g.seen[id]}
+		out[i] = retrydriver.Observed{ID: id, State: retrydriver.Scheduled, Priority: g.seen[id]}
 	}
-	return StoreObserveResult{Results: out}, nil
+	return retrydriver.ObserveResult{Results: out}, nil
 }
 
 // RetryWriters lets shared writes overlap, as on PostgreSQL.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // TestApplyOutcome runs the lease state machine as a step table over one
@@ -16,7 +18,7 @@ func TestApplyOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := func(c string) string { return strings.Repeat(c, tokenLen) }
-	r := &StoreRecord{ID: "x", State: Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, LeaseKey: tok("7"), Worker: "w"}
+	r := &retrydriver.Record{ID: "x", State: retrydriver.Leased, NextAt: t0.Add(time.Minute), Attempts: 1, LeaseGen: 7, LeaseKey: tok("7"), Worker: "w"}
 	steps := []struct {
 		name    string
 		o       Outcome
@@ -38,7 +40,7 @@ func TestApplyOutcome(t *testing.T) {
 	for _, st := range steps {
 		before := *r
 		changed, err := s.applyOutcome(r, st.o, st.gen, t0)
-		if !errors.Is(err, st.err) || (st.err == nil && err != nil) || changed != st.changed || r.State != st.state {
+		if !errors.Is(err, st.err) || (st.err == nil && err != nil) || changed != st.changed || r.State != retrydriver.State(st.state) {
 			t.Fatalf("%s: changed=%v err=%v state=%v; want %v %v %v", st.name, changed, err, r.State, st.changed, st.err, st.state)
 		}
 		if !changed && (r.UpdatedAt != before.UpdatedAt || r.NextAt != before.NextAt || len(r.History) != len(before.History)) {
@@ -49,7 +51,7 @@ func TestApplyOutcome(t *testing.T) {
 		t.Fatalf("after fail: %+v", r)
 	}
 	// A record without a key (leased before tokens had one) matches no token.
-	keyless := &StoreRecord{ID: "y", State: Leased, LeaseGen: 3}
+	keyless := &retrydriver.Record{ID: "y", State: retrydriver.Leased, LeaseGen: 3}
 	if _, err := s.applyOutcome(keyless, Outcome{Op: OpSucceed}, "", t0); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("a keyless record accepted the empty token: %v", err)
 	}
@@ -58,18 +60,18 @@ func TestApplyOutcome(t *testing.T) {
 func TestApplyExpiryRechecks(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s, _ := New(nopStore{}, Config{Jitter: -1})
-	for _, r := range []StoreRecord{
-		{State: Scheduled, NextAt: t0, Expiries: 2},               // someone else handled it
-		{State: Leased, NextAt: t0.Add(time.Second), Expiries: 2}, // extended meanwhile
-		{State: Leased, NextAt: t0, Expiries: 1},                  // not the third expiry
+	for _, r := range []retrydriver.Record{
+		{State: retrydriver.Scheduled, NextAt: t0, Expiries: 2},               // someone else handled it
+		{State: retrydriver.Leased, NextAt: t0.Add(time.Second), Expiries: 2}, // extended meanwhile
+		{State: retrydriver.Leased, NextAt: t0, Expiries: 1},                  // not the third expiry
 	} {
 		if changed, err := s.applyExpiry(&r, t0); changed || err != nil {
 			t.Errorf("applyExpiry(%+v) = %v, %v; want no change", r, changed, err)
 		}
 	}
-	r := StoreRecord{State: Leased, NextAt: t0, Expiries: 2, LeaseGen: 4}
-	if changed, _ := s.applyExpiry(&r, t0); !changed || r.State != Scheduled || r.LastClass != ClassLeaseExpired ||
-		r.SettledGen != 4 || r.SettledOp != opExpire || !r.NextAt.Equal(t0.Add(30*time.Minute)) {
+	r := retrydriver.Record{State: retrydriver.Leased, NextAt: t0, Expiries: 2, LeaseGen: 4}
+	if changed, _ := s.applyExpiry(&r, t0); !changed || r.State != retrydriver.Scheduled || r.LastClass != ClassLeaseExpired ||
+		r.SettledGen != 4 || r.SettledOp != retrydriver.OpExpire || !r.NextAt.Equal(t0.Add(30*time.Minute)) {
 		t.Fatalf("third expiry: %+v", r)
 	}
 }

@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // Retention works in bounded batches: one store call deletes at most
@@ -28,7 +30,7 @@ func (s *Scheduler) Prune(ctx context.Context) (int, error) {
 	total := 0
 	for range pruneBatches {
 		now := s.now()
-		res, err := s.store.RetryPrune(ctx, StorePruneParams{
+		res, err := s.store.RetryPrune(ctx, retrydriver.PruneParams{
 			Now:    now,
 			Before: now.Add(-s.cfg.KeepDone),
 			Limit:  pruneBatch,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // pruneStore answers RetryPrune with a backlog of done items it deletes in
@@ -11,14 +13,14 @@ import (
 type pruneStore struct {
 	nopStore
 	backlog int
-	calls   []StorePruneParams
+	calls   []retrydriver.PruneParams
 }
 
-func (p *pruneStore) RetryPrune(_ context.Context, q StorePruneParams) (StorePruneResult, error) {
+func (p *pruneStore) RetryPrune(_ context.Context, q retrydriver.PruneParams) (retrydriver.PruneResult, error) {
 	p.calls = append(p.calls, q)
 	n := min(p.backlog, q.Limit)
 	p.backlog -= n
-	return StorePruneResult{Deleted: n}, nil
+	return retrydriver.PruneResult{Deleted: n}, nil
 }
 
 func TestPruneWorksInBoundedBatches(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/storeclock"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // promoteLimit bounds how many newly due items one claim makes ready, so
@@ -48,7 +49,7 @@ func New(store Store, cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{store: store, cfg: cfg}
 	s.observes.leadersMax = 1
-	if w, ok := store.(StoreWriters); ok {
+	if w, ok := store.(retrydriver.Writers); ok {
 		s.observes.leadersMax = min(max(w.RetryWriters(), 1), maxObserveLeaders)
 	}
 	return s, nil
@@ -111,7 +112,11 @@ func (s *Scheduler) Add(ctx context.Context, items ...NewItem) (AddResult, error
 	// A fixed order makes concurrent batches lock rows in the same order,
 	// so they cannot deadlock on a shared database.
 	slices.SortFunc(batch, func(a, b NewItem) int { return strings.Compare(a.ID, b.ID) })
-	res, err := s.store.RetryAdd(ctx, StoreAddParams{Now: now, Items: batch})
+	rows := make([]retrydriver.NewItem, len(batch))
+	for i, it := range batch {
+		rows[i] = retrydriver.NewItem{ID: it.ID, Priority: it.Priority, Payload: it.Payload, NotBefore: it.NotBefore, Host: it.Host}
+	}
+	res, err := s.store.RetryAdd(ctx, retrydriver.AddParams{Now: now, Items: rows})
 	if err != nil {
 		return AddResult{}, err
 	}
@@ -123,7 +128,7 @@ func (s *Scheduler) Get(ctx context.Context, id string) (Item, error) {
 	if err := checkID(id); err != nil {
 		return Item{}, err
 	}
-	res, err := s.store.RetryGet(ctx, StoreGetParams{ID: id})
+	res, err := s.store.RetryGet(ctx, retrydriver.GetParams{ID: id})
 	if err != nil {
 		return Item{}, err
 	}
@@ -137,7 +142,7 @@ func (s *Scheduler) Forget(ctx context.Context, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	return s.store.RetryForget(ctx, StoreForgetParams{ID: id})
+	return s.store.RetryForget(ctx, retrydriver.ForgetParams{ID: id})
 }
 
 // Stats counts items by state and by failure class, and says how much work
@@ -148,7 +153,7 @@ func (s *Scheduler) Forget(ctx context.Context, id string) error {
 // it for monitoring, not per claim.
 func (s *Scheduler) Stats(ctx context.Context) (Stats, error) {
 	now := s.now()
-	res, err := s.store.RetryStats(ctx, StoreStatsParams{Now: now})
+	res, err := s.store.RetryStats(ctx, retrydriver.StatsParams{Now: now})
 	if err != nil {
 		return Stats{}, err
 	}

@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"strconv"
+
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // SucceedAndClaim marks the items of done succeeded and claims the next
@@ -30,8 +32,8 @@ import (
 // error comes with the []error of the successes, which stand.
 //
 // The call is one transaction only when the Store implements
-// StoreSucceedClaimer and no item is named twice in done; otherwise the
-// successes are settled first and the claim follows, with the same
+// retrydriver.SucceedClaimer and no item is named twice in done; otherwise
+// the successes are settled first and the claim follows, with the same
 // results. In one transaction, a store failure leaves nothing applied.
 // One case takes a second transaction: a reference the succeed step did
 // not mark done (stale, repeated, forgotten) is judged after the claim
@@ -65,7 +67,7 @@ func (s *Scheduler) SucceedAndClaim(ctx context.Context, done []LeaseRef, p Clai
 		ls, err := s.Claim(ctx, p)
 		return ls, nil, err
 	}
-	sc, ok := s.store.(StoreSucceedClaimer)
+	sc, ok := s.store.(retrydriver.SucceedClaimer)
 	if !ok || twice {
 		// Settle applies outcomes on one item in their order, which one
 		// statement over distinct ids cannot.
@@ -96,7 +98,7 @@ func (s *Scheduler) SucceedAndClaim(ctx context.Context, done []LeaseRef, p Clai
 
 // succeedClaimOnce is one transaction of SucceedAndClaim, and the judging
 // of the references it did not mark done.
-func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc StoreSucceedClaimer, done []LeaseRef, p ClaimParams) ([]Lease, []error, error) {
+func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc retrydriver.SucceedClaimer, done []LeaseRef, p ClaimParams) ([]Lease, []error, error) {
 	now := s.now()
 	outcomes := make([]Outcome, len(done))
 	ids, keys := make([]string, len(done)), make([]string, len(done))
@@ -106,7 +108,7 @@ func (s *Scheduler) succeedClaimOnce(ctx context.Context, sc StoreSucceedClaimer
 		ids[i], keys[i], order[i] = ref.ID, ref.Token, i
 	}
 	q := succeedParams(ids, keys, order, now)
-	res, err := sc.RetrySucceedClaim(ctx, StoreSucceedClaimParams{Succeed: q, Claim: s.storeClaim(p, now)})
+	res, err := sc.RetrySucceedClaim(ctx, retrydriver.SucceedClaimParams{Succeed: q, Claim: s.storeClaim(p, now)})
 	if err != nil {
 		return nil, nil, err
 	}

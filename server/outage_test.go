@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/hostguard/hostguard/store/sqlite"
 )
 
@@ -42,8 +42,8 @@ type buggyStore struct{ *sqlite.Store }
 
 var errBug = errors.New("stats: unexpected row shape")
 
-func (buggyStore) RetryStats(context.Context, retry.StoreStatsParams) (retry.StoreStatsResult, error) {
-	return retry.StoreStatsResult{}, errBug
+func (buggyStore) RetryStats(context.Context, retrydriver.StatsParams) (retrydriver.StatsResult, error) {
+	return retrydriver.StatsResult{}, errBug
 }
 
 // TestInternalBugIs500 answers an unrecognised failure 500, without

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // Signal wakes everyone waiting for the next change. Wait hands out a
@@ -41,6 +41,6 @@ func (s *Signal) Fire() {
 // Wakes reports whether a written item in state, due at next, is worth
 // waking waiting claims for, given the store call's WakeBefore (zero:
 // any waiting item is).
-func Wakes(state retry.State, next, before time.Time) bool {
-	return (state == retry.Pending || state == retry.Scheduled) && (before.IsZero() || next.Before(before))
+func Wakes(state retrydriver.State, next, before time.Time) bool {
+	return (state == retrydriver.Pending || state == retrydriver.Scheduled) && (before.IsZero() || next.Before(before))
 }

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/retrystore"
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/jackc/pgx/v5"
 )
 
 // Compile-time proof that the store serves the retry scheduler.
 var (
-	_ retry.Store        = (*Store)(nil)
-	_ retry.StoreWriters = (*Store)(nil)
+	_ retrydriver.Store   = (*Store)(nil)
+	_ retrydriver.Writers = (*Store)(nil)
 )
 
-// RetryAdd implements retry.Store in one statement, which takes the rows
+// RetryAdd implements retrydriver.Store in one statement, which takes the rows
 // in id order (see RetryUpdate).
-func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
+func (s *Store) RetryAdd(ctx context.Context, q retrydriver.AddParams) (retrydriver.AddResult, error) {
 	n := len(q.Items)
 	ids := make([]string, n)
 	prios := make([]int32, n)
@@ -43,13 +43,13 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 			WHERE t.priority < excluded.priority
 		RETURNING xmax = 0`, q.Now, ids, prios, ats, payloads, hosts)
 	if err != nil {
-		return retry.StoreAddResult{}, fmt.Errorf("postgres: retry add: %w", err)
+		return retrydriver.AddResult{}, fmt.Errorf("postgres: retry add: %w", err)
 	}
 	inserted, err := pgx.CollectRows(rows, pgx.RowTo[bool])
 	if err != nil {
-		return retry.StoreAddResult{}, fmt.Errorf("postgres: retry add: %w", err)
+		return retrydriver.AddResult{}, fmt.Errorf("postgres: retry add: %w", err)
 	}
-	var res retry.StoreAddResult
+	var res retrydriver.AddResult
 	for _, ok := range inserted {
 		if ok {
 			res.Added++
@@ -62,7 +62,7 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 }
 
 // retryClaimSQL calls retry_claim (migration 0015), which promotes and
-// claims in one statement (see retry.StoreClaimParams), so that a claim's transaction takes its locks on
+// claims in one statement (see retrydriver.ClaimParams), so that a claim's transaction takes its locks on
 // the counter rows (retry_counts, by the statement trigger) once and in key
 // order. Two statements in one transaction, each locking counter rows at its
 // end, deadlocked against other writers sharing a counter shard.
@@ -83,20 +83,20 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 // table by hashing all of it (a generic plan cannot see how few keys come).
 const retryClaimSQL = `SELECT * FROM retry_claim($1, $2, $3, $4, $5, $6, $7, $8)`
 
-// RetryClaim implements retry.Store in one statement.
-func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+// RetryClaim implements retrydriver.Store in one statement.
+func (s *Store) RetryClaim(ctx context.Context, q retrydriver.ClaimParams) (retrydriver.ClaimResult, error) {
 	rows, err := s.pool.Query(ctx, retryClaimSQL, retryClaimArgs(q)...)
 	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+		return retrydriver.ClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
 	}
 	res, err := scanRetryClaim(rows, q)
 	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
+		return retrydriver.ClaimResult{}, fmt.Errorf("postgres: retry claim: %w", err)
 	}
 	return res, nil
 }
 
-func retryClaimArgs(q retry.StoreClaimParams) []any {
+func retryClaimArgs(q retrydriver.ClaimParams) []any {
 	var worker *string
 	if q.Worker != "" {
 		worker = &q.Worker
@@ -106,10 +106,10 @@ func retryClaimArgs(q retry.StoreClaimParams) []any {
 }
 
 // scanRetryClaim reads the rows of retryClaimSQL and closes them.
-func scanRetryClaim(rows pgx.Rows, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+func scanRetryClaim(rows pgx.Rows, q retrydriver.ClaimParams) (retrydriver.ClaimResult, error) {
 	until := q.Now.Add(q.Lease)
-	var res retry.StoreClaimResult
-	var g retry.StoreGrant
+	var res retrydriver.ClaimResult
+	var g retrydriver.Grant
 	var dueAt *time.Time
 	var was int32
 	_, err := pgx.ForEachRow(rows, []any{&g.ID, &g.Gen, &g.Key, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &dueAt, &was}, func() error {
@@ -117,16 +117,16 @@ func scanRetryClaim(rows pgx.Rows, q retry.StoreClaimParams) (retry.StoreClaimRe
 			res.Expired = append(res.Expired, g.ID)
 			return nil
 		}
-		g.Until, g.Was = until, retry.State(was)
+		g.Until, g.Was = until, retrydriver.State(was)
 		if dueAt != nil {
 			g.DueAt = dueAt.UTC()
 		}
 		res.Grants = append(res.Grants, g)
-		g = retry.StoreGrant{}
+		g = retrydriver.Grant{}
 		return nil
 	})
 	if err != nil {
-		return retry.StoreClaimResult{}, err
+		return retrydriver.ClaimResult{}, err
 	}
 	return res, nil
 }
@@ -136,8 +136,8 @@ const retryRecordColumns = `id, priority, state, next_at, attempts, fails, expir
 	lease_gen, coalesce(lease_key, ''), settled_gen, settled_op, observations, last_seen, created_at, updated_at,
 	coalesce(host, '')`
 
-func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
-	r := &retry.StoreRecord{}
+func scanRetryRecord(row pgx.Row, extra ...any) (*retrydriver.Record, error) {
+	r := &retrydriver.Record{}
 	var state, expiries, op int16
 	var nextAt, lastSeen *time.Time
 	var history, sources *string
@@ -146,7 +146,7 @@ func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 		&r.Observations, &lastSeen, &r.CreatedAt, &r.UpdatedAt, &r.Host}, extra...)...); err != nil {
 		return nil, err
 	}
-	r.State, r.Expiries, r.SettledOp = retry.State(state), int(expiries), retry.Op(op)
+	r.State, r.Expiries, r.SettledOp = retrydriver.State(state), int(expiries), retrydriver.Op(op)
 	if nextAt != nil {
 		r.NextAt = nextAt.UTC()
 	}
@@ -163,11 +163,11 @@ func scanRetryRecord(row pgx.Row, extra ...any) (*retry.StoreRecord, error) {
 	return r, nil
 }
 
-func collectRetryRecord(row pgx.CollectableRow) (*retry.StoreRecord, error) {
+func collectRetryRecord(row pgx.CollectableRow) (*retrydriver.Record, error) {
 	return scanRetryRecord(row)
 }
 
-// RetryUpdate implements retry.Store. Rows are locked in id order, so
+// RetryUpdate implements retrydriver.Store. Rows are locked in id order, so
 // concurrent batches cannot deadlock. A run that PostgreSQL aborts for
 // the sake of another transaction is run again, Apply included, a few
 // times (retryTxAttempts): the aborted run committed nothing.
@@ -183,7 +183,7 @@ func collectRetryRecord(row pgx.CollectableRow) (*retry.StoreRecord, error) {
 // (observeKnown, RetrySucceed). All item rows come before counter rows
 // (retry_counts), which the statement triggers take in key order at the
 // end of each statement.
-func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (retry.StoreUpdateResult, error) {
+func (s *Store) RetryUpdate(ctx context.Context, q retrydriver.UpdateParams) (retrydriver.UpdateResult, error) {
 	distinct := slices.Clone(q.IDs)
 	slices.Sort(distinct)
 	distinct = slices.Compact(distinct)
@@ -236,7 +236,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		if err != nil {
 			return err
 		}
-		byID := make(map[string]*retry.StoreRecord, len(recs))
+		byID := make(map[string]*retrydriver.Record, len(recs))
 		for _, r := range recs {
 			r.Inserted = inserted[r.ID]
 			byID[r.ID] = r
@@ -245,7 +245,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		for i, id := range q.IDs {
 			r := byID[id]
 			if r == nil {
-				errs[i] = retry.ErrNotFound
+				errs[i] = retrydriver.ErrNotFound
 				continue
 			}
 			changed, err := q.Apply(i, r)
@@ -321,12 +321,12 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 	}
 	err := s.runTx(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, update) })
 	if err != nil {
-		return retry.StoreUpdateResult{}, fmt.Errorf("postgres: retry update: %w", err)
+		return retrydriver.UpdateResult{}, fmt.Errorf("postgres: retry update: %w", err)
 	}
 	if waiting {
 		s.retryChanged()
 	}
-	return retry.StoreUpdateResult{Errs: errs}, nil
+	return retrydriver.UpdateResult{Errs: errs}, nil
 }
 
 // retrySucceedSQL marks live leases done, on rows the transaction has
@@ -351,25 +351,25 @@ const (
 	RETURNING t.id`
 )
 
-// RetrySucceed implements retry.Store in one statement. A batch locks its
+// RetrySucceed implements retrydriver.Store in one statement. A batch locks its
 // rows in id order first, which cost the claim → succeed cycle of 100
 // items about half as much again as the plain update (docs/benchmarks.md,
 // "Retry lock order in byte order"); one id needs no order: a statement
 // that locks a single row holds nothing while it waits for it.
-func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
+func (s *Store) RetrySucceed(ctx context.Context, q retrydriver.SucceedParams) (retrydriver.SucceedResult, error) {
 	sql := retryLockSucceedSQL
 	if len(q.IDs) == 1 {
 		sql = retrySucceedSQL
 	}
 	rows, err := s.pool.Query(ctx, sql, q.Now, q.IDs, q.Keys)
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
+		return retrydriver.SucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
+		return retrydriver.SucceedResult{}, fmt.Errorf("postgres: retry succeed: %w", err)
 	}
-	return retry.StoreSucceedResult{Done: retrySucceeded(q.IDs, ids)}, nil
+	return retrydriver.SucceedResult{Done: retrySucceeded(q.IDs, ids)}, nil
 }
 
 // retrySucceeded says, per entry of ids, whether it is among marked.
@@ -404,20 +404,20 @@ const retryObserveSet = `observations = t.observations + 1, last_seen = $1, upda
 	priority = CASE WHEN t.state IN (0, 1) THEN GREATEST(t.priority, LEAST(t.priority + $2, $3)) ELSE t.priority END,
 	next_at = CASE WHEN t.state IN (0, 1) THEN LEAST(t.next_at, $4) ELSE t.next_at END`
 
-// RetryWriters implements retry.StoreWriters: writes run side by side, one
+// RetryWriters implements retrydriver.Writers: writes run side by side, one
 // per pooled connection, and PostgreSQL flushes concurrent commits together.
 func (s *Store) RetryWriters() int { return int(s.pool.Config().MaxConns) }
 
-// RetryObserve implements retry.Store: one statement for the known ids;
+// RetryObserve implements retrydriver.Store: one statement for the known ids;
 // for unknown ones with AddIfMissing, an upsert, so that two nodes adding
 // the same id at once both succeed.
-func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (retry.StoreObserveResult, error) {
-	scan := func(row pgx.CollectableRow) (retry.ObserveResult, error) {
-		var r retry.ObserveResult
+func (s *Store) RetryObserve(ctx context.Context, q retrydriver.ObserveParams) (retrydriver.ObserveResult, error) {
+	scan := func(row pgx.CollectableRow) (retrydriver.Observed, error) {
+		var r retrydriver.Observed
 		var state int16
 		var next *time.Time
 		err := row.Scan(&r.ID, &r.Added, &state, &r.Priority, &next)
-		r.State = retry.State(state)
+		r.State = retrydriver.State(state)
 		if next != nil {
 			r.NextAt = next.UTC()
 		}
@@ -425,9 +425,9 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 	}
 	seen, err := s.observeKnown(ctx, q, scan)
 	if err != nil {
-		return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
+		return retrydriver.ObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 	}
-	byID := make(map[string]retry.ObserveResult, len(q.IDs))
+	byID := make(map[string]retrydriver.Observed, len(q.IDs))
 	for _, r := range seen {
 		byID[r.ID] = r
 	}
@@ -449,21 +449,21 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 			RETURNING t.id, xmax = 0, t.state, t.priority, t.next_at`,
 			q.Now, int32(q.Boost), int32(q.MaxPriority), q.PullTo, missing, int32(q.Priority), payload)
 		if err != nil {
-			return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
+			return retrydriver.ObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 		}
 		added, err := pgx.CollectRows(rows, scan)
 		if err != nil {
-			return retry.StoreObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
+			return retrydriver.ObserveResult{}, fmt.Errorf("postgres: retry observe: %w", err)
 		}
 		for _, r := range added {
 			byID[r.ID] = r
 		}
 	}
-	out := make([]retry.ObserveResult, len(q.IDs))
+	out := make([]retrydriver.Observed, len(q.IDs))
 	for i, id := range q.IDs {
 		r, ok := byID[id]
 		if !ok {
-			r = retry.ObserveResult{ID: id, Unknown: true}
+			r = retrydriver.Observed{ID: id, Unknown: true}
 		}
 		out[i] = r
 	}
@@ -473,7 +473,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 			break
 		}
 	}
-	return retry.StoreObserveResult{Results: out}, nil
+	return retrydriver.ObserveResult{Results: out}, nil
 }
 
 // observeKnown updates the rows of the ids that exist. A batch locks its
@@ -491,8 +491,8 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 // that turns synchronous_commit off for that transaction only: its commit
 // then returns without waiting for the WAL flush, the wait that bounds
 // what one caller can do (docs/design.md, "Sightings and the disk").
-func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams,
-	scan pgx.RowToFunc[retry.ObserveResult]) ([]retry.ObserveResult, error) {
+func (s *Store) observeKnown(ctx context.Context, q retrydriver.ObserveParams,
+	scan pgx.RowToFunc[retrydriver.Observed]) ([]retrydriver.Observed, error) {
 	sql, args := `WITH l AS (SELECT id FROM retry_items WHERE id = ANY ($5) ORDER BY id COLLATE "C" FOR UPDATE)
 		UPDATE retry_items t SET `+retryObserveSet+`
 		FROM l WHERE t.id = l.id AND t.id = ANY ($5)
@@ -516,7 +516,7 @@ func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams,
 	b.Queue(sql, args...)
 	br := s.pool.SendBatch(ctx, b)
 	_, err := br.Exec()
-	var seen []retry.ObserveResult
+	var seen []retrydriver.Observed
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
@@ -535,25 +535,25 @@ func (s *Store) observeKnown(ctx context.Context, q retry.StoreObserveParams,
 // before the WAL is flushed; is_local limits it to that transaction.
 const retryLazyCommitSQL = `SELECT set_config('synchronous_commit', 'off', true)`
 
-// RetryGet implements retry.Store.
-func (s *Store) RetryGet(ctx context.Context, q retry.StoreGetParams) (retry.StoreGetResult, error) {
+// RetryGet implements retrydriver.Store.
+func (s *Store) RetryGet(ctx context.Context, q retrydriver.GetParams) (retrydriver.GetResult, error) {
 	var payload []byte
 	r, err := scanRetryRecord(s.pool.QueryRow(ctx, `SELECT `+retryRecordColumns+`, payload
 		FROM retry_items WHERE id = $1`, q.ID), &payload)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return retry.StoreGetResult{}, retry.ErrNotFound
+		return retrydriver.GetResult{}, retrydriver.ErrNotFound
 	}
 	if err != nil {
-		return retry.StoreGetResult{}, fmt.Errorf("postgres: retry get: %w", err)
+		return retrydriver.GetResult{}, fmt.Errorf("postgres: retry get: %w", err)
 	}
-	return retry.StoreGetResult{Record: *r, Payload: payload}, nil
+	return retrydriver.GetResult{Record: *r, Payload: payload}, nil
 }
 
-// RetryStats implements retry.Store from one snapshot.
-func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry.StoreStatsResult, error) {
-	var res retry.StoreStatsResult
+// RetryStats implements retrydriver.Store from one snapshot.
+func (s *Store) RetryStats(ctx context.Context, q retrydriver.StatsParams) (retrydriver.StatsResult, error) {
+	var res retrydriver.StatsResult
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		res = retry.StoreStatsResult{}
+		res = retrydriver.StatsResult{}
 		// The due counts read a short index range; starting parallel
 		// workers for them (the planner is tempted when dead entries of
 		// settled leases inflate its estimate) costs far more than the scan.
@@ -569,7 +569,7 @@ func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry
 		var class string
 		var n int
 		_, err = pgx.ForEachRow(rows, []any{&state, &class, &n}, func() error {
-			res.Counts = append(res.Counts, retry.StoreCount{State: retry.State(state), Class: class, N: n})
+			res.Counts = append(res.Counts, retrydriver.Count{State: retrydriver.State(state), Class: class, N: n})
 			return nil
 		})
 		if err != nil {
@@ -617,19 +617,19 @@ func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry
 		return nil
 	})
 	if err != nil {
-		return retry.StoreStatsResult{}, fmt.Errorf("postgres: retry stats: %w", err)
+		return retrydriver.StatsResult{}, fmt.Errorf("postgres: retry stats: %w", err)
 	}
 	return res, nil
 }
 
-// RetryForget implements retry.Store.
-func (s *Store) RetryForget(ctx context.Context, q retry.StoreForgetParams) error {
+// RetryForget implements retrydriver.Store.
+func (s *Store) RetryForget(ctx context.Context, q retrydriver.ForgetParams) error {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM retry_items WHERE id = $1`, q.ID)
 	if err != nil {
 		return fmt.Errorf("postgres: retry forget: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return retry.ErrNotFound
+		return retrydriver.ErrNotFound
 	}
 	return nil
 }

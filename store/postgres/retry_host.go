@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // retryWakeHostSQL is the wake of one host's parked items (see
-// retry.Store.RetryWakeHost) in one statement, with its counter: $1 now,
+// retrydriver.Store.RetryWakeHost) in one statement, with its counter: $1 now,
 // $2 the spread in microseconds, $3 the host, $4 the classes. It finds
 // the items through retry_items_host, whose next_at makes a second wake
 // for the same recovery find nothing without reading a row. It locks them
@@ -31,25 +31,25 @@ const retryWakeHostSQL = `WITH woken AS (
 		FROM n WHERE one = 0 AND n.n > 0)
 	SELECT n FROM n`
 
-// RetryWakeHost implements retry.Store in one statement.
-func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) (retry.StoreWakeHostResult, error) {
+// RetryWakeHost implements retrydriver.Store in one statement.
+func (s *Store) RetryWakeHost(ctx context.Context, q retrydriver.WakeHostParams) (retrydriver.WakeHostResult, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, retryWakeHostSQL, retryWakeHostArgs(q)...).Scan(&n); err != nil {
-		return retry.StoreWakeHostResult{}, fmt.Errorf("postgres: retry wake host: %w", err)
+		return retrydriver.WakeHostResult{}, fmt.Errorf("postgres: retry wake host: %w", err)
 	}
 	if n > 0 {
 		s.retryChanged()
 	}
-	return retry.StoreWakeHostResult{Woken: int(n)}, nil
+	return retrydriver.WakeHostResult{Woken: int(n)}, nil
 }
 
-func retryWakeHostArgs(q retry.StoreWakeHostParams) []any {
+func retryWakeHostArgs(q retrydriver.WakeHostParams) []any {
 	return []any{q.Now, q.Spread.Microseconds(), q.Host, q.Classes}
 }
 
 // RetryWakeHostPlan returns PostgreSQL's plan (EXPLAIN) for the wake of
 // host's parked items, without running it: the conformance case pins it
 // to retry_items_host.
-func (s *Store) RetryWakeHostPlan(ctx context.Context, q retry.StoreWakeHostParams) (string, error) {
+func (s *Store) RetryWakeHostPlan(ctx context.Context, q retrydriver.WakeHostParams) (string, error) {
 	return s.plan(ctx, retryWakeHostSQL, retryWakeHostArgs(q))
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/waitfor"
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/storetest"
 	"github.com/jackc/pgx/v5"
@@ -117,7 +117,7 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 	defer cancel()
 	s, db := openToSeeDeadlocks(ctx, t, dsn)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: []retry.NewItem{{ID: "x", NotBefore: now}}}); err != nil {
+	if _, err := s.RetryAdd(ctx, retrydriver.AddParams{Now: now, Items: []retrydriver.NewItem{{ID: "x", NotBefore: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	_, release := sameShard(ctx, t, s)
@@ -129,11 +129,11 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 	holding, letGo := make(chan struct{}), make(chan struct{})
 	held := make(chan error, 1)
 	go func() {
-		_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: []string{"x"},
-			Apply: func(_ int, r *retry.StoreRecord) (bool, error) {
+		_, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: []string{"x"},
+			Apply: func(_ int, r *retrydriver.Record) (bool, error) {
 				close(holding)
 				<-letGo
-				r.State, r.NextAt = retry.Scheduled, now.Add(time.Hour)
+				r.State, r.NextAt = retrydriver.Scheduled, now.Add(time.Hour)
 				return true, nil
 			}})
 		held <- err
@@ -147,9 +147,9 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 	// x is held.
 	added := make(chan error, 1)
 	go func() {
-		res, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: []string{"x", "y"},
-			AddMissing: &retry.NewItem{},
-			Apply:      func(int, *retry.StoreRecord) (bool, error) { return false, nil }})
+		res, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: []string{"x", "y"},
+			AddMissing: &retrydriver.NewItem{},
+			Apply:      func(int, *retrydriver.Record) (bool, error) { return false, nil }})
 		if err == nil {
 			err = errors.Join(res.Errs...)
 		}
@@ -166,8 +166,8 @@ func TestRetryUpdateAddMissingLocksItemsBeforeCounters(t *testing.T) {
 	if errHeld != nil || errAdded != nil {
 		t.Fatalf("holding update: %v; adding update: %v", errHeld, errAdded)
 	}
-	for id, want := range map[string]retry.State{"x": retry.Scheduled, "y": retry.Pending} {
-		got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
+	for id, want := range map[string]retrydriver.State{"x": retrydriver.Scheduled, "y": retrydriver.Pending} {
+		got, err := s.RetryGet(ctx, retrydriver.GetParams{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,11 +275,11 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	ids := []string{"a-b", "a_b"} // byte order
-	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: []retry.NewItem{
+	if _, err := s.RetryAdd(ctx, retrydriver.AddParams{Now: now, Items: []retrydriver.NewItem{
 		{ID: ids[0], NotBefore: now}, {ID: ids[1], NotBefore: now}}}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.RetryClaim(ctx, retry.StoreClaimParams{Now: now, N: 2, RetryQuota: 1, Lease: time.Hour,
+	c, err := s.RetryClaim(ctx, retrydriver.ClaimParams{Now: now, N: 2, RetryQuota: 1, Lease: time.Hour,
 		Keys: []string{"k0", "k1"}, PromoteLimit: 10, MaxExpiries: 3})
 	if err != nil || len(c.Grants) != 2 {
 		t.Fatalf("claim: %v, %d grants", err, len(c.Grants))
@@ -305,8 +305,8 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 
 	updated := make(chan error, 1)
 	go func() {
-		_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
-			Apply: func(int, *retry.StoreRecord) (bool, error) { return false, nil }})
+		_, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: ids,
+			Apply: func(int, *retrydriver.Record) (bool, error) { return false, nil }})
 		updated <- err
 	}()
 	waitfor.True(t, 10*time.Second, "the update waits for the test's lock", func() bool {
@@ -319,7 +319,7 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 	})
 	succeeded := make(chan error, 1)
 	go func() {
-		_, err := s.RetrySucceed(ctx, retry.StoreSucceedParams{Now: now, IDs: ids,
+		_, err := s.RetrySucceed(ctx, retrydriver.SucceedParams{Now: now, IDs: ids,
 			Keys: []string{keyOf[ids[0]], keyOf[ids[1]]}})
 		succeeded <- err
 	}()
@@ -348,11 +348,11 @@ func TestRetryCollatedUpdateAndSucceed(t *testing.T) {
 		t.Fatalf("update: %v; success: %v", errUpdate, errSucceed)
 	}
 	for _, id := range ids {
-		got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
+		got, err := s.RetryGet(ctx, retrydriver.GetParams{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Record.State != retry.Done {
+		if got.Record.State != retrydriver.Done {
 			t.Errorf("%s: state %v, want done", id, got.Record.State)
 		}
 	}
@@ -377,36 +377,36 @@ func TestRetryLocksInByteOrder(t *testing.T) {
 		run  op
 	}{
 		{"add", func(ctx context.Context, s *postgres.Store, _ []string) error {
-			items := make([]retry.NewItem, len(ids))
+			items := make([]retrydriver.NewItem, len(ids))
 			for i, id := range ids {
-				items[i] = retry.NewItem{ID: id, NotBefore: now}
+				items[i] = retrydriver.NewItem{ID: id, NotBefore: now}
 			}
-			_, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: items})
+			_, err := s.RetryAdd(ctx, retrydriver.AddParams{Now: now, Items: items})
 			return err
 		}},
 		{"update", func(ctx context.Context, s *postgres.Store, _ []string) error {
-			_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
-				Apply: func(int, *retry.StoreRecord) (bool, error) { return true, nil }})
+			_, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: ids,
+				Apply: func(int, *retrydriver.Record) (bool, error) { return true, nil }})
 			return err
 		}},
 		{"update adding", func(ctx context.Context, s *postgres.Store, _ []string) error {
-			_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: append([]string{"c"}, ids...),
-				AddMissing: &retry.NewItem{},
-				Apply:      func(int, *retry.StoreRecord) (bool, error) { return true, nil }})
+			_, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: append([]string{"c"}, ids...),
+				AddMissing: &retrydriver.NewItem{},
+				Apply:      func(int, *retrydriver.Record) (bool, error) { return true, nil }})
 			return err
 		}},
 		{"observe", func(ctx context.Context, s *postgres.Store, _ []string) error {
-			_, err := s.RetryObserve(ctx, retry.StoreObserveParams{Now: now, IDs: ids, MaxPriority: 10, PullTo: now})
+			_, err := s.RetryObserve(ctx, retrydriver.ObserveParams{Now: now, IDs: ids, MaxPriority: 10, PullTo: now})
 			return err
 		}},
 		{"succeed", func(ctx context.Context, s *postgres.Store, keys []string) error {
-			_, err := s.RetrySucceed(ctx, retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys})
+			_, err := s.RetrySucceed(ctx, retrydriver.SucceedParams{Now: now, IDs: ids, Keys: keys})
 			return err
 		}},
 		{"succeed and claim", func(ctx context.Context, s *postgres.Store, keys []string) error {
-			_, err := s.RetrySucceedClaim(ctx, retry.StoreSucceedClaimParams{
-				Succeed: retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys},
-				Claim: retry.StoreClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
+			_, err := s.RetrySucceedClaim(ctx, retrydriver.SucceedClaimParams{
+				Succeed: retrydriver.SucceedParams{Now: now, IDs: ids, Keys: keys},
+				Claim: retrydriver.ClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
 					Keys: []string{"next"}, PromoteLimit: 10, MaxExpiries: 3}})
 			return err
 		}},
@@ -519,16 +519,16 @@ func heldWhileWaiting(ctx context.Context, t *testing.T, watch *pgx.Conn, holder
 // tokens in the order of ids.
 func leaseAll(ctx context.Context, t *testing.T, s *postgres.Store, ids []string, now time.Time) []string {
 	t.Helper()
-	items := make([]retry.NewItem, len(ids))
+	items := make([]retrydriver.NewItem, len(ids))
 	tokens := make([]string, len(ids))
 	for i, id := range ids {
-		items[i] = retry.NewItem{ID: id, NotBefore: now}
+		items[i] = retrydriver.NewItem{ID: id, NotBefore: now}
 		tokens[i] = fmt.Sprintf("k%d", i)
 	}
-	if _, err := s.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: items}); err != nil {
+	if _, err := s.RetryAdd(ctx, retrydriver.AddParams{Now: now, Items: items}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.RetryClaim(ctx, retry.StoreClaimParams{Now: now, N: len(ids), RetryQuota: 1, Lease: time.Hour,
+	c, err := s.RetryClaim(ctx, retrydriver.ClaimParams{Now: now, N: len(ids), RetryQuota: 1, Lease: time.Hour,
 		Keys: tokens, PromoteLimit: 100, MaxExpiries: 3})
 	if err != nil || len(c.Grants) != len(ids) {
 		t.Fatalf("claim: %v, %d grants", err, len(c.Grants))
@@ -602,9 +602,9 @@ func TestRetryCountersLockInByteOrder(t *testing.T) {
 
 	// The trigger: each item fails with its own class.
 	got := lockedAt(func() error {
-		_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
-			Apply: func(i int, r *retry.StoreRecord) (bool, error) {
-				r.State, r.LastClass, r.NextAt = retry.Scheduled, classes[i], now.Add(time.Hour)
+		_, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: ids,
+			Apply: func(i int, r *retrydriver.Record) (bool, error) {
+				r.State, r.LastClass, r.NextAt = retrydriver.Scheduled, classes[i], now.Add(time.Hour)
 				return true, nil
 			}})
 		return err
@@ -614,9 +614,9 @@ func TestRetryCountersLockInByteOrder(t *testing.T) {
 	}
 	// The locking read of a success and claim.
 	got = lockedAt(func() error {
-		_, err := s.RetrySucceedClaim(ctx, retry.StoreSucceedClaimParams{
-			Succeed: retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys},
-			Claim: retry.StoreClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
+		_, err := s.RetrySucceedClaim(ctx, retrydriver.SucceedClaimParams{
+			Succeed: retrydriver.SucceedParams{Now: now, IDs: ids, Keys: keys},
+			Claim: retrydriver.ClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
 				Keys: []string{"next"}, PromoteLimit: 10, MaxExpiries: 3}})
 		return err
 	})
@@ -641,30 +641,30 @@ func TestRetryDeadlockVictimRunsAgain(t *testing.T) {
 		check func(ctx context.Context, t *testing.T, s *postgres.Store)
 	}{
 		{"update", func(ctx context.Context, s *postgres.Store, _ []string) error {
-			_, err := s.RetryUpdate(ctx, retry.StoreUpdateParams{Now: now, IDs: ids,
-				Apply: func(_ int, r *retry.StoreRecord) (bool, error) {
+			_, err := s.RetryUpdate(ctx, retrydriver.UpdateParams{Now: now, IDs: ids,
+				Apply: func(_ int, r *retrydriver.Record) (bool, error) {
 					r.Priority++
 					return true, nil
 				}})
 			return err
 		}, func(ctx context.Context, t *testing.T, s *postgres.Store) {
 			for _, id := range ids {
-				got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
+				got, err := s.RetryGet(ctx, retrydriver.GetParams{ID: id})
 				if err != nil || got.Record.Priority != 1 {
 					t.Errorf("%s: priority %d (%v), want 1: one change, applied once", id, got.Record.Priority, err)
 				}
 			}
 		}},
 		{"succeed and claim", func(ctx context.Context, s *postgres.Store, keys []string) error {
-			_, err := s.RetrySucceedClaim(ctx, retry.StoreSucceedClaimParams{
-				Succeed: retry.StoreSucceedParams{Now: now, IDs: ids, Keys: keys},
-				Claim: retry.StoreClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
+			_, err := s.RetrySucceedClaim(ctx, retrydriver.SucceedClaimParams{
+				Succeed: retrydriver.SucceedParams{Now: now, IDs: ids, Keys: keys},
+				Claim: retrydriver.ClaimParams{Now: now, N: 1, RetryQuota: 1, Lease: time.Hour,
 					Keys: []string{"next"}, PromoteLimit: 10, MaxExpiries: 3}})
 			return err
 		}, func(ctx context.Context, t *testing.T, s *postgres.Store) {
 			for _, id := range ids {
-				got, err := s.RetryGet(ctx, retry.StoreGetParams{ID: id})
-				if err != nil || got.Record.State != retry.Done {
+				got, err := s.RetryGet(ctx, retrydriver.GetParams{ID: id})
+				if err != nil || got.Record.State != retrydriver.Done {
 					t.Errorf("%s: state %v (%v), want done", id, got.Record.State, err)
 				}
 			}

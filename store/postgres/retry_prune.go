@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // retryPruneSQL deletes one batch of old done items through the index of
@@ -20,11 +20,11 @@ const retryPruneSQL = `WITH d AS (
 		UPDATE retry_pruned SET n = retry_pruned.n + n.n, last_at = $3 FROM n WHERE one = 0 AND n.n > 0)
 	SELECT n FROM n`
 
-// RetryPrune implements retry.Store in one statement.
-func (s *Store) RetryPrune(ctx context.Context, q retry.StorePruneParams) (retry.StorePruneResult, error) {
+// RetryPrune implements retrydriver.Store in one statement.
+func (s *Store) RetryPrune(ctx context.Context, q retrydriver.PruneParams) (retrydriver.PruneResult, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, retryPruneSQL, q.Before, int64(q.Limit), q.Now).Scan(&n); err != nil {
-		return retry.StorePruneResult{}, fmt.Errorf("postgres: retry prune: %w", err)
+		return retrydriver.PruneResult{}, fmt.Errorf("postgres: retry prune: %w", err)
 	}
-	return retry.StorePruneResult{Deleted: int(n)}, nil
+	return retrydriver.PruneResult{Deleted: int(n)}, nil
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/hostguard/hostguard/store/internal/fault"
 	"github.com/jackc/pgx/v5"
 )
 
-var _ retry.StoreSucceedClaimer = (*Store)(nil)
+var _ retrydriver.SucceedClaimer = (*Store)(nil)
 
 // The statements of RetrySucceedClaim that only take locks, in the order
 // every writer takes them: item rows first, in id order (see RetryUpdate),
@@ -33,24 +33,24 @@ const (
 		(SELECT 1 FROM retry_counts WHERE shard = pg_backend_pid() % 16 ORDER BY state, class COLLATE "C" FOR UPDATE) c`
 )
 
-// RetrySucceedClaim implements retry.StoreSucceedClaimer in one round
+// RetrySucceedClaim implements retrydriver.SucceedClaimer in one round
 // trip: the statements go as one batch, which PostgreSQL runs as one
 // implicit transaction, committed at its end, or rolled back whole when
 // any statement fails. A batch PostgreSQL aborts for the sake of another
 // transaction is sent again a few times (retryTxAttempts).
-func (s *Store) RetrySucceedClaim(ctx context.Context, q retry.StoreSucceedClaimParams) (retry.StoreSucceedClaimResult, error) {
+func (s *Store) RetrySucceedClaim(ctx context.Context, q retrydriver.SucceedClaimParams) (retrydriver.SucceedClaimResult, error) {
 	if len(q.Succeed.IDs) == 0 {
 		c, err := s.RetryClaim(ctx, q.Claim)
-		return retry.StoreSucceedClaimResult{Claim: c}, err
+		return retrydriver.SucceedClaimResult{Claim: c}, err
 	}
-	var res retry.StoreSucceedClaimResult
+	var res retrydriver.SucceedClaimResult
 	if err := s.runTx(ctx, func() error { return s.succeedClaim(ctx, q, &res) }); err != nil {
-		return retry.StoreSucceedClaimResult{}, fmt.Errorf("postgres: retry succeed and claim: %w", err)
+		return retrydriver.SucceedClaimResult{}, fmt.Errorf("postgres: retry succeed and claim: %w", err)
 	}
 	return res, nil
 }
 
-func (s *Store) succeedClaim(ctx context.Context, q retry.StoreSucceedClaimParams, res *retry.StoreSucceedClaimResult) (err error) {
+func (s *Store) succeedClaim(ctx context.Context, q retrydriver.SucceedClaimParams, res *retrydriver.SucceedClaimResult) (err error) {
 	b := &pgx.Batch{}
 	b.Queue(retryLockItemsSQL, q.Succeed.IDs)
 	b.Queue(retryLockCountsSQL)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/retrystore"
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -74,7 +74,7 @@ const (
 	retryListenMaxPause = 5 * time.Second
 )
 
-// RetryWake implements retry.Store: the channel closes when any node
+// RetryWake implements retrydriver.Store: the channel closes when any node
 // commits a change that may make work claimable. The first call opens the
 // listening connection; if that fails, the channel closes only at the next
 // successful reconnection, and waiting claims fall back to their poll.
@@ -236,16 +236,16 @@ func (s *Store) closeWake() {
 	w.sig.Fire()
 }
 
-// RetryNextDue implements retry.Store through the wake index.
-func (s *Store) RetryNextDue(ctx context.Context, _ retry.StoreNextDueParams) (retry.StoreNextDueResult, error) {
+// RetryNextDue implements retrydriver.Store through the wake index.
+func (s *Store) RetryNextDue(ctx context.Context, _ retrydriver.NextDueParams) (retrydriver.NextDueResult, error) {
 	var at *time.Time
 	if err := s.pool.QueryRow(ctx, `SELECT min(next_at) FROM retry_items WHERE NOT ready AND next_at IS NOT NULL`).Scan(&at); err != nil {
-		return retry.StoreNextDueResult{}, fmt.Errorf("postgres: retry next due: %w", err)
+		return retrydriver.NextDueResult{}, fmt.Errorf("postgres: retry next due: %w", err)
 	}
 	if at == nil {
-		return retry.StoreNextDueResult{}, nil
+		return retrydriver.NextDueResult{}, nil
 	}
-	return retry.StoreNextDueResult{At: at.UTC()}, nil
+	return retrydriver.NextDueResult{At: at.UTC()}, nil
 }
 
 // listenConn opens a connection of its own (LISTEN holds it for as long

@@ -9,17 +9,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
-// RetryList implements retry.Store in one statement. The inner query walks
+// RetryList implements retrydriver.Store in one statement. The inner query walks
 // at most p.Scan ids after p.After through the primary key, numbering
 // them; the outer one keeps the matches and the last row walked, so that
 // a walk that ran out of rows to look at still says where it stopped. Ids
 // are ordered by the database's collation, the same order the primary key
 // and the "id > after" condition use, so pages never overlap.
-func (s *Store) RetryList(ctx context.Context, p retry.StoreListParams) (retry.StoreListResult, error) {
-	var res retry.StoreListResult
+func (s *Store) RetryList(ctx context.Context, p retrydriver.ListParams) (retrydriver.ListResult, error) {
+	var res retrydriver.ListResult
 	query, args := retryListSQL(p)
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *Store) RetryList(ctx context.Context, p retry.StoreListParams) (retry.S
 const retryListColumns = `id, priority, state, next_at, attempts, fails, expiries, last_class, history, sources,
 	worker, lease_gen, lease_key, settled_gen, settled_op, observations, last_seen, created_at, updated_at, host`
 
-func retryListSQL(p retry.StoreListParams) (string, []any) {
+func retryListSQL(p retrydriver.ListParams) (string, []any) {
 	var conds []string
 	args := []any{p.After, int64(p.Scan)}
 	if len(p.States) > 0 {
@@ -102,9 +102,9 @@ const retryDueCountSQL = `WITH w AS (
 			WHERE NOT ready AND next_at IS NOT NULL AND state IN (0, 1) ORDER BY next_at LIMIT 1))
 	FROM w`
 
-// RetryDue implements retry.Store in one statement.
-func (s *Store) RetryDue(ctx context.Context, p retry.StoreDueParams) (retry.StoreDueResult, error) {
-	var res retry.StoreDueResult
+// RetryDue implements retrydriver.Store in one statement.
+func (s *Store) RetryDue(ctx context.Context, p retrydriver.DueParams) (retrydriver.DueResult, error) {
+	var res retrydriver.DueResult
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// As for Stats: parallel workers cost more than the short scans.
 		if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
@@ -115,15 +115,15 @@ func (s *Store) RetryDue(ctx context.Context, p retry.StoreDueParams) (retry.Sto
 		return err
 	})
 	if err != nil {
-		return retry.StoreDueResult{}, fmt.Errorf("postgres: retry due: %w", err)
+		return retrydriver.DueResult{}, fmt.Errorf("postgres: retry due: %w", err)
 	}
 	return res, nil
 }
 
 // retryDue counts in tx, which RetryStats shares with its other reads.
-func retryDue(ctx context.Context, tx pgx.Tx, bounds []time.Time) (retry.StoreDueResult, error) {
+func retryDue(ctx context.Context, tx pgx.Tx, bounds []time.Time) (retrydriver.DueResult, error) {
 	if len(bounds) != 5 {
-		return retry.StoreDueResult{}, fmt.Errorf("%d bounds, want 5", len(bounds))
+		return retrydriver.DueResult{}, fmt.Errorf("%d bounds, want 5", len(bounds))
 	}
 	args := make([]any, len(bounds))
 	for i, b := range bounds {
@@ -135,10 +135,10 @@ func retryDue(ctx context.Context, tx pgx.Tx, bounds []time.Time) (retry.StoreDu
 	err := tx.QueryRow(ctx, retryDueCountSQL, args...).Scan(&near,
 		&counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &total, &oldest)
 	if err != nil {
-		return retry.StoreDueResult{}, err
+		return retrydriver.DueResult{}, err
 	}
 	counts[5] = max(total-near, 0)
-	res := retry.StoreDueResult{Counts: counts}
+	res := retrydriver.DueResult{Counts: counts}
 	if oldest != nil {
 		res.Oldest = oldest.UTC()
 	}
@@ -154,7 +154,7 @@ func (s *Store) RetryDuePlan(ctx context.Context) (string, error) {
 }
 
 // RetryListPlan returns PostgreSQL's plan for a RetryList of p.
-func (s *Store) RetryListPlan(ctx context.Context, p retry.StoreListParams) (string, error) {
+func (s *Store) RetryListPlan(ctx context.Context, p retrydriver.ListParams) (string, error) {
 	q, args := retryListSQL(p)
 	return s.plan(ctx, q, args)
 }

@@ -9,26 +9,26 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/internal/retrystore"
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/hostguard/hostguard/store/internal/fault"
 )
 
 // Compile-time proof that the store serves the retry scheduler.
 var (
-	_ retry.Store               = (*Store)(nil)
-	_ retry.StoreSucceedClaimer = (*Store)(nil)
+	_ retrydriver.Store          = (*Store)(nil)
+	_ retrydriver.SucceedClaimer = (*Store)(nil)
 )
 
-// RetryAdd implements retry.Store.
-func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.StoreAddResult, error) {
-	var res retry.StoreAddResult
+// RetryAdd implements retrydriver.Store.
+func (s *Store) RetryAdd(ctx context.Context, q retrydriver.AddParams) (retrydriver.AddResult, error) {
+	var res retrydriver.AddResult
 	now := micros(q.Now)
 	st, err := s.stmts(ctx, retryInsertSQL, retryRaiseSQL)
 	if err != nil {
-		return retry.StoreAddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
+		return retrydriver.AddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res = retry.StoreAddResult{}
+		res = retrydriver.AddResult{}
 		ins, raise := tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1])
 		for _, it := range q.Items {
 			at := micros(it.NotBefore)
@@ -49,7 +49,7 @@ func (s *Store) RetryAdd(ctx context.Context, q retry.StoreAddParams) (retry.Sto
 		return nil
 	})
 	if err != nil {
-		return retry.StoreAddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
+		return retrydriver.AddResult{}, fmt.Errorf("sqlite: retry add: %w", err)
 	}
 	if res.Added > 0 {
 		s.retrySignal().Fire()
@@ -92,15 +92,15 @@ type retryCandidate struct {
 	rid      int64
 	priority int
 	nextAt   int64
-	state    retry.State
+	state    retrydriver.State
 }
 
-// RetryClaim implements retry.Store in one write transaction.
-func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
-	var res retry.StoreClaimResult
+// RetryClaim implements retrydriver.Store in one write transaction.
+func (s *Store) RetryClaim(ctx context.Context, q retrydriver.ClaimParams) (retrydriver.ClaimResult, error) {
+	var res retrydriver.ClaimResult
 	st, err := s.stmts(ctx, retryDueSQL, retryPromoteSQL, retryCandidatesSQL, retrySeqSQL, retryLeaseSQL)
 	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
+		return retrydriver.ClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -108,16 +108,16 @@ func (s *Store) RetryClaim(ctx context.Context, q retry.StoreClaimParams) (retry
 		return err
 	})
 	if err != nil {
-		return retry.StoreClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
+		return retrydriver.ClaimResult{}, fmt.Errorf("sqlite: retry claim: %w", err)
 	}
 	return res, nil
 }
 
 // retryClaimTx is the claim inside tx, with st the statements RetryClaim
 // prepares.
-func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retry.StoreClaimParams) (retry.StoreClaimResult, error) {
+func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retrydriver.ClaimParams) (retrydriver.ClaimResult, error) {
 	now := micros(q.Now)
-	var res retry.StoreClaimResult
+	var res retrydriver.ClaimResult
 	err := func() error {
 		expired, err := retryPromote(ctx, tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1]), now, q.PromoteLimit, q.MaxExpiries)
 		if err != nil {
@@ -126,7 +126,7 @@ func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retry.Store
 		res.Expired = expired
 		var lanes [2][]retryCandidate
 		cand := tx.StmtContext(ctx, st[2])
-		for _, state := range []retry.State{retry.Pending, retry.Scheduled} {
+		for _, state := range []retrydriver.State{retrydriver.Pending, retrydriver.Scheduled} {
 			rows, err := cand.QueryContext(ctx, state, now, q.N)
 			if err != nil {
 				return err
@@ -143,7 +143,7 @@ func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retry.Store
 				return err
 			}
 		}
-		picks := retrystore.Pick(lanes[retry.Pending], lanes[retry.Scheduled], q.N, q.RetryQuota)
+		picks := retrystore.Pick(lanes[retrydriver.Pending], lanes[retrydriver.Scheduled], q.N, q.RetryQuota)
 		if len(picks) == 0 {
 			return nil
 		}
@@ -166,11 +166,11 @@ func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retry.Store
 		if err != nil {
 			return err
 		}
-		res.Grants = make([]retry.StoreGrant, len(picks))
+		res.Grants = make([]retrydriver.Grant, len(picks))
 		n := 0
 		for rows.Next() {
 			var rid int64
-			g := retry.StoreGrant{Until: until}
+			g := retrydriver.Grant{Until: until}
 			if err := rows.Scan(&rid, &g.ID, &g.Attempt, &g.Failures, &g.Priority, &g.LastClass, &g.Payload, &g.Gen, &g.Key); err != nil {
 				rows.Close()
 				return err
@@ -192,7 +192,7 @@ func retryClaimTx(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, q retry.Store
 }
 
 // retryPromote marks the oldest items whose time has come as ready (see
-// retry.StoreClaimParams) and returns the ids of leases that ran out once too
+// retrydriver.ClaimParams) and returns the ids of leases that ran out once too
 // often, which it leaves for the scheduler.
 func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit, maxExpiries int) ([]string, error) {
 	rows, err := due.QueryContext(ctx, now, limit)
@@ -204,13 +204,13 @@ func retryPromote(ctx context.Context, due, promote *sql.Stmt, now int64, limit,
 	for rows.Next() {
 		var rid int64
 		var id string
-		var state retry.State
+		var state retrydriver.State
 		var expiries int
 		if err := rows.Scan(&rid, &id, &state, &expiries); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		if state == retry.Leased && expiries+1 >= maxExpiries {
+		if state == retrydriver.Leased && expiries+1 >= maxExpiries {
 			expired = append(expired, id)
 			continue
 		}
@@ -234,7 +234,7 @@ const retryRecordColumns = `rid, id, priority, state, next_at, attempts, fails, 
 
 type retryRow struct {
 	rid   int64
-	rec   retry.StoreRecord
+	rec   retrydriver.Record
 	dirty bool
 }
 
@@ -270,14 +270,14 @@ const (
 		WHERE rid = ?`
 )
 
-// RetryUpdate implements retry.Store in one write transaction.
-func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (retry.StoreUpdateResult, error) {
+// RetryUpdate implements retrydriver.Store in one write transaction.
+func (s *Store) RetryUpdate(ctx context.Context, q retrydriver.UpdateParams) (retrydriver.UpdateResult, error) {
 	var errs []error
 	// waiting is whether a written record waits for a claim again.
 	var waiting bool
 	st, err := s.stmts(ctx, retryLoadSQL, retryWriteSQL, retryInsertSQL)
 	if err != nil {
-		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
+		return retrydriver.UpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
 	}
 	list, _ := json.Marshal(q.IDs)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -324,7 +324,7 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		for i, id := range q.IDs {
 			row := loaded[id]
 			if row == nil {
-				errs[i] = retry.ErrNotFound
+				errs[i] = retrydriver.ErrNotFound
 				continue
 			}
 			changed, err := q.Apply(i, &row.rec)
@@ -351,12 +351,12 @@ func (s *Store) RetryUpdate(ctx context.Context, q retry.StoreUpdateParams) (ret
 		return nil
 	})
 	if err != nil {
-		return retry.StoreUpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
+		return retrydriver.UpdateResult{}, fmt.Errorf("sqlite: retry update: %w", err)
 	}
 	if waiting {
 		s.retrySignal().Fire()
 	}
-	return retry.StoreUpdateResult{Errs: errs}, nil
+	return retrydriver.UpdateResult{Errs: errs}, nil
 }
 
 // retrySucceedSQL marks live leases done; the batch is a JSON array of
@@ -367,11 +367,11 @@ const retrySucceedSQL = `UPDATE retry_items SET state = 3, ready = 0, next_at = 
 	WHERE retry_items.id = p.id AND retry_items.lease_key = p.token AND retry_items.settled_gen <> retry_items.lease_gen
 	RETURNING retry_items.id`
 
-// RetrySucceed implements retry.Store in one statement.
-func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (retry.StoreSucceedResult, error) {
+// RetrySucceed implements retrydriver.Store in one statement.
+func (s *Store) RetrySucceed(ctx context.Context, q retrydriver.SucceedParams) (retrydriver.SucceedResult, error) {
 	st, err := s.prepared(ctx, s.w, retrySucceedSQL)
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return retrydriver.SucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}
 	var done []bool
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -380,14 +380,14 @@ func (s *Store) RetrySucceed(ctx context.Context, q retry.StoreSucceedParams) (r
 		return err
 	})
 	if err != nil {
-		return retry.StoreSucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
+		return retrydriver.SucceedResult{}, fmt.Errorf("sqlite: retry succeed: %w", err)
 	}
-	return retry.StoreSucceedResult{Done: done}, nil
+	return retrydriver.SucceedResult{Done: done}, nil
 }
 
 // retrySucceedTx runs retrySucceedSQL (prepared as st) inside tx and says
 // which entries of q.IDs it marked done.
-func retrySucceedTx(ctx context.Context, tx *sql.Tx, st *sql.Stmt, q retry.StoreSucceedParams) ([]bool, error) {
+func retrySucceedTx(ctx context.Context, tx *sql.Tx, st *sql.Stmt, q retrydriver.SucceedParams) ([]bool, error) {
 	pairs := make([][2]any, len(q.IDs))
 	for i := range q.IDs {
 		pairs[i] = [2]any{q.IDs[i], q.Keys[i]}
@@ -416,16 +416,16 @@ func retrySucceedTx(ctx context.Context, tx *sql.Tx, st *sql.Stmt, q retry.Store
 	return done, rows.Close()
 }
 
-// RetrySucceedClaim implements retry.StoreSucceedClaimer in one write
+// RetrySucceedClaim implements retrydriver.SucceedClaimer in one write
 // transaction.
-func (s *Store) RetrySucceedClaim(ctx context.Context, q retry.StoreSucceedClaimParams) (retry.StoreSucceedClaimResult, error) {
+func (s *Store) RetrySucceedClaim(ctx context.Context, q retrydriver.SucceedClaimParams) (retrydriver.SucceedClaimResult, error) {
 	st, err := s.stmts(ctx, retryDueSQL, retryPromoteSQL, retryCandidatesSQL, retrySeqSQL, retryLeaseSQL, retrySucceedSQL)
 	if err != nil {
-		return retry.StoreSucceedClaimResult{}, fmt.Errorf("sqlite: retry succeed and claim: %w", err)
+		return retrydriver.SucceedClaimResult{}, fmt.Errorf("sqlite: retry succeed and claim: %w", err)
 	}
-	var res retry.StoreSucceedClaimResult
+	var res retrydriver.SucceedClaimResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res = retry.StoreSucceedClaimResult{}
+		res = retrydriver.SucceedClaimResult{}
 		var err error
 		if len(q.Succeed.IDs) > 0 {
 			if res.Succeed.Done, err = retrySucceedTx(ctx, tx, st[5], q.Succeed); err != nil {
@@ -438,7 +438,7 @@ func (s *Store) RetrySucceedClaim(ctx context.Context, q retry.StoreSucceedClaim
 		return fault.AfterLast(ctx)
 	})
 	if err != nil {
-		return retry.StoreSucceedClaimResult{}, fmt.Errorf("sqlite: retry succeed and claim: %w", err)
+		return retrydriver.SucceedClaimResult{}, fmt.Errorf("sqlite: retry succeed and claim: %w", err)
 	}
 	return res, nil
 }
@@ -454,18 +454,18 @@ const (
 		VALUES (?1, ?2, 0, 1, ?3, 1, ?3, ?3, ?3, ?4)`
 )
 
-// RetryObserve implements retry.Store in one write transaction.
-func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (retry.StoreObserveResult, error) {
+// RetryObserve implements retrydriver.Store in one write transaction.
+func (s *Store) RetryObserve(ctx context.Context, q retrydriver.ObserveParams) (retrydriver.ObserveResult, error) {
 	st, err := s.stmts(ctx, retryObserveSQL, retryObserveAddSQL)
 	if err != nil {
-		return retry.StoreObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
+		return retrydriver.ObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
 	}
 	now := micros(q.Now)
-	res := make([]retry.ObserveResult, len(q.IDs))
+	res := make([]retrydriver.Observed, len(q.IDs))
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		up, add := tx.StmtContext(ctx, st[0]), tx.StmtContext(ctx, st[1])
 		for i, id := range q.IDs {
-			r := retry.ObserveResult{ID: id}
+			r := retrydriver.Observed{ID: id}
 			var nextAt sql.NullInt64
 			err := up.QueryRowContext(ctx, now, q.Boost, q.MaxPriority, micros(q.PullTo), id).Scan(&r.State, &r.Priority, &nextAt)
 			switch {
@@ -477,7 +477,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 				if _, err := add.ExecContext(ctx, id, q.Priority, now, retryBlob(q.Payload)); err != nil {
 					return err
 				}
-				r = retry.ObserveResult{ID: id, Added: true, State: retry.Pending, Priority: q.Priority, NextAt: q.Now}
+				r = retrydriver.Observed{ID: id, Added: true, State: retrydriver.Pending, Priority: q.Priority, NextAt: q.Now}
 			default:
 				r.Unknown = true
 			}
@@ -486,7 +486,7 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 		return nil
 	})
 	if err != nil {
-		return retry.StoreObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
+		return retrydriver.ObserveResult{}, fmt.Errorf("sqlite: retry observe: %w", err)
 	}
 	for _, r := range res {
 		if r.Added || retrystore.Wakes(r.State, r.NextAt, q.WakeBefore) {
@@ -494,36 +494,36 @@ func (s *Store) RetryObserve(ctx context.Context, q retry.StoreObserveParams) (r
 			break
 		}
 	}
-	return retry.StoreObserveResult{Results: res}, nil
+	return retrydriver.ObserveResult{Results: res}, nil
 }
 
-// RetryGet implements retry.Store.
-func (s *Store) RetryGet(ctx context.Context, q retry.StoreGetParams) (retry.StoreGetResult, error) {
-	var res retry.StoreGetResult
+// RetryGet implements retrydriver.Store.
+func (s *Store) RetryGet(ctx context.Context, q retrydriver.GetParams) (retrydriver.GetResult, error) {
+	var res retrydriver.GetResult
 	var row retryRow
 	err := scanRetryRecord(s.r.QueryRowContext(ctx, `SELECT `+retryRecordColumns+`, payload
 		FROM retry_items WHERE id = ?`, q.ID), &row, &res.Payload)
 	if errors.Is(err, sql.ErrNoRows) {
-		return retry.StoreGetResult{}, retry.ErrNotFound
+		return retrydriver.GetResult{}, retrydriver.ErrNotFound
 	}
 	if err != nil {
-		return retry.StoreGetResult{}, fmt.Errorf("sqlite: retry get: %w", err)
+		return retrydriver.GetResult{}, fmt.Errorf("sqlite: retry get: %w", err)
 	}
 	res.Record = row.rec
 	return res, nil
 }
 
-// RetryStats implements retry.Store. It reads one snapshot.
-func (s *Store) RetryStats(ctx context.Context, q retry.StoreStatsParams) (retry.StoreStatsResult, error) {
+// RetryStats implements retrydriver.Store. It reads one snapshot.
+func (s *Store) RetryStats(ctx context.Context, q retrydriver.StatsParams) (retrydriver.StatsResult, error) {
 	res, err := s.retryStats(ctx, micros(q.Now), q.DueBounds)
 	if err != nil {
-		return retry.StoreStatsResult{}, fmt.Errorf("sqlite: retry stats: %w", err)
+		return retrydriver.StatsResult{}, fmt.Errorf("sqlite: retry stats: %w", err)
 	}
 	return res, nil
 }
 
-func (s *Store) retryStats(ctx context.Context, now int64, bounds []time.Time) (retry.StoreStatsResult, error) {
-	var res retry.StoreStatsResult
+func (s *Store) retryStats(ctx context.Context, now int64, bounds []time.Time) (retrydriver.StatsResult, error) {
+	var res retrydriver.StatsResult
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return res, err
@@ -534,7 +534,7 @@ func (s *Store) retryStats(ctx context.Context, now int64, bounds []time.Time) (
 		return res, err
 	}
 	for rows.Next() {
-		var c retry.StoreCount
+		var c retrydriver.Count
 		if err := rows.Scan(&c.State, &c.Class, &c.N); err != nil {
 			rows.Close()
 			return res, err
@@ -586,8 +586,8 @@ func (s *Store) retryStats(ctx context.Context, now int64, bounds []time.Time) (
 	return res, nil
 }
 
-// RetryForget implements retry.Store.
-func (s *Store) RetryForget(ctx context.Context, q retry.StoreForgetParams) error {
+// RetryForget implements retrydriver.Store.
+func (s *Store) RetryForget(ctx context.Context, q retrydriver.ForgetParams) error {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `DELETE FROM retry_items WHERE id = ?`, q.ID)
@@ -601,7 +601,7 @@ func (s *Store) RetryForget(ctx context.Context, q retry.StoreForgetParams) erro
 		return fmt.Errorf("sqlite: retry forget: %w", err)
 	}
 	if n == 0 {
-		return retry.ErrNotFound
+		return retrydriver.ErrNotFound
 	}
 	return nil
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // retryWakeChunkSQL wakes one chunk of one host's parked items of one
-// class (see retry.Store.RetryWakeHost), through retry_items_host, whose
+// class (see retrydriver.Store.RetryWakeHost), through retry_items_host, whose
 // entries for a host and a class are in rowid order: ?1 now, ?2 the
 // spread in microseconds, ?3 the host, ?4 the class, ?5 the last rowid the
 // wake passed, ?6 the chunk's size, ?7 the start of the chunk's share of
@@ -68,26 +68,26 @@ const retryWakeChunk = 128
 // long.
 const retryWakeCheckpointEvery = 256
 
-// RetryWakeHost implements retry.Store in chunks of retryWakeChunk items,
+// RetryWakeHost implements retrydriver.Store in chunks of retryWakeChunk items,
 // one write transaction each with its share of the counter, when a read
 // first finds anything to wake. The event is counted once, by its first
 // chunk that moves anything. A wake that fails part way leaves the chunks
 // it committed woken; calling it again wakes the rest, since woken items
 // are due within the spread and no wake moves them.
-func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) (retry.StoreWakeHostResult, error) {
+func (s *Store) RetryWakeHost(ctx context.Context, q retrydriver.WakeHostParams) (retrydriver.WakeHostResult, error) {
 	st, err := s.stmts(ctx, retryWakeChunkSQL, retryHostWakesSQL)
 	if err != nil {
-		return retry.StoreWakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
+		return retrydriver.WakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
 	}
 	classes, _ := json.Marshal(q.Classes)
 	now, spread := micros(q.Now), q.Spread.Microseconds()
 	var found bool
 	var parked int64
 	if err := s.r.QueryRowContext(ctx, retryWakeAnySQL, now, spread, q.Host, string(classes)).Scan(&found, &parked); err != nil {
-		return retry.StoreWakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
+		return retrydriver.WakeHostResult{}, fmt.Errorf("sqlite: retry wake host: %w", err)
 	}
 	if !found {
-		return retry.StoreWakeHostResult{}, nil
+		return retrydriver.WakeHostResult{}, nil
 	}
 	var woken, chunks int64
 	for _, class := range q.Classes {
@@ -125,7 +125,7 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) 
 				if woken > 0 {
 					s.retrySignal().Fire()
 				}
-				return retry.StoreWakeHostResult{Woken: int(woken)}, fmt.Errorf("sqlite: retry wake host: %w", err)
+				return retrydriver.WakeHostResult{Woken: int(woken)}, fmt.Errorf("sqlite: retry wake host: %w", err)
 			}
 			if n == 0 {
 				break
@@ -142,7 +142,7 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retry.StoreWakeHostParams) 
 			}
 		}
 	}
-	return retry.StoreWakeHostResult{Woken: int(woken)}, nil
+	return retrydriver.WakeHostResult{Woken: int(woken)}, nil
 }
 
 // share is the point of the spread after the first done of total items,
@@ -158,7 +158,7 @@ func share(now, spread, done, total int64) int64 {
 // RetryWakeHostPlan returns SQLite's query plans (EXPLAIN QUERY PLAN) for
 // the wake of host's parked items, its read and its write, without
 // running them: the conformance case pins them to retry_items_host.
-func (s *Store) RetryWakeHostPlan(ctx context.Context, q retry.StoreWakeHostParams) (string, error) {
+func (s *Store) RetryWakeHostPlan(ctx context.Context, q retrydriver.WakeHostParams) (string, error) {
 	classes, _ := json.Marshal(q.Classes)
 	var b strings.Builder
 	for _, query := range []string{retryWakeAnySQL, retryWakeChunkSQL} {

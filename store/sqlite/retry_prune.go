@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // Retention takes SQLite's one writer in short turns: while a delete
@@ -34,11 +34,11 @@ const (
 	retryPrunedSQL = `UPDATE retry_pruned SET n = n + ?, last_at = ? WHERE one = 0`
 )
 
-// RetryPrune implements retry.Store through the index of done items, in
+// RetryPrune implements retrydriver.Store through the index of done items, in
 // short write transactions (see pruneTurn); the retention counter moves
 // in the transaction that deletes.
-func (s *Store) RetryPrune(ctx context.Context, q retry.StorePruneParams) (retry.StorePruneResult, error) {
-	var res retry.StorePruneResult
+func (s *Store) RetryPrune(ctx context.Context, q retrydriver.PruneParams) (retrydriver.PruneResult, error) {
+	var res retrydriver.PruneResult
 	st, err := s.stmts(ctx, retryPruneSQL, retryPrunedSQL)
 	if err != nil {
 		return res, fmt.Errorf("sqlite: retry prune: %w", err)

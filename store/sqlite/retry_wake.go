@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/hostguard/hostguard/internal/retrystore"
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // retrySignals wakes waiting claims of every handle on one database file
@@ -26,19 +26,19 @@ func (s *Store) retrySignal() *retrystore.Signal {
 	return sig.(*retrystore.Signal)
 }
 
-// RetryWake implements retry.Store: the channel closes when a handle on
+// RetryWake implements retrydriver.Store: the channel closes when a handle on
 // the same file in this process commits a change that may make work
 // claimable.
 func (s *Store) RetryWake(ctx context.Context) (<-chan struct{}, error) {
 	return s.retrySignal().Wait(), nil
 }
 
-// RetryNextDue implements retry.Store through the wake index.
-func (s *Store) RetryNextDue(ctx context.Context, _ retry.StoreNextDueParams) (retry.StoreNextDueResult, error) {
+// RetryNextDue implements retrydriver.Store through the wake index.
+func (s *Store) RetryNextDue(ctx context.Context, _ retrydriver.NextDueParams) (retrydriver.NextDueResult, error) {
 	var at sql.NullInt64
 	err := s.r.QueryRowContext(ctx, `SELECT min(next_at) FROM retry_items WHERE ready = 0 AND next_at IS NOT NULL`).Scan(&at)
 	if err != nil {
-		return retry.StoreNextDueResult{}, fmt.Errorf("sqlite: retry next due: %w", err)
+		return retrydriver.NextDueResult{}, fmt.Errorf("sqlite: retry next due: %w", err)
 	}
-	return retry.StoreNextDueResult{At: fromMicros(at.Int64)}, nil
+	return retrydriver.NextDueResult{At: fromMicros(at.Int64)}, nil
 }

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
-// RetryList implements retry.Store in one statement. The inner query walks
+// RetryList implements retrydriver.Store in one statement. The inner query walks
 // at most p.Scan ids after p.After through the id index, numbering them;
 // the outer one keeps the matches and the last row walked, so that a walk
 // that ran out of rows to look at still says where it stopped.
-func (s *Store) RetryList(ctx context.Context, p retry.StoreListParams) (retry.StoreListResult, error) {
-	var res retry.StoreListResult
+func (s *Store) RetryList(ctx context.Context, p retrydriver.ListParams) (retrydriver.ListResult, error) {
+	var res retrydriver.ListResult
 	query, args := retryListSQL(p)
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -51,7 +51,7 @@ func (s *Store) RetryList(ctx context.Context, p retry.StoreListParams) (retry.S
 const retryListColumns = `rid, id, priority, state, next_at, attempts, fails, expiries, last_class, history,
 	sources, worker, lease_gen, lease_key, settled_gen, settled_op, observations, last_seen, created_at, updated_at, host`
 
-func retryListSQL(p retry.StoreListParams) (string, []any) {
+func retryListSQL(p retrydriver.ListParams) (string, []any) {
 	var conds []string
 	args := []any{p.After, p.Scan}
 	if len(p.States) > 0 {
@@ -98,11 +98,11 @@ const retryDueCountSQL = `WITH w AS (
 			WHERE ready = 0 AND next_at IS NOT NULL AND state IN (0, 1) ORDER BY next_at LIMIT 1))
 	FROM w`
 
-// RetryDue implements retry.Store in one statement.
-func (s *Store) RetryDue(ctx context.Context, p retry.StoreDueParams) (retry.StoreDueResult, error) {
+// RetryDue implements retrydriver.Store in one statement.
+func (s *Store) RetryDue(ctx context.Context, p retrydriver.DueParams) (retrydriver.DueResult, error) {
 	res, err := retryDue(ctx, s.r, p.Bounds)
 	if err != nil {
-		return retry.StoreDueResult{}, fmt.Errorf("sqlite: retry due: %w", err)
+		return retrydriver.DueResult{}, fmt.Errorf("sqlite: retry due: %w", err)
 	}
 	return res, nil
 }
@@ -111,9 +111,9 @@ func (s *Store) RetryDue(ctx context.Context, p retry.StoreDueParams) (retry.Sto
 // reads of one snapshot (RetryStats).
 func retryDue(ctx context.Context, q interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}, bounds []time.Time) (retry.StoreDueResult, error) {
+}, bounds []time.Time) (retrydriver.DueResult, error) {
 	if len(bounds) != 5 {
-		return retry.StoreDueResult{}, fmt.Errorf("%d bounds, want 5", len(bounds))
+		return retrydriver.DueResult{}, fmt.Errorf("%d bounds, want 5", len(bounds))
 	}
 	args := make([]any, len(bounds))
 	for i, b := range bounds {
@@ -125,10 +125,10 @@ func retryDue(ctx context.Context, q interface {
 	err := q.QueryRowContext(ctx, retryDueCountSQL, args...).Scan(&near,
 		&counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &total, &oldest)
 	if err != nil {
-		return retry.StoreDueResult{}, err
+		return retrydriver.DueResult{}, err
 	}
 	counts[5] = max(total-near, 0)
-	res := retry.StoreDueResult{Counts: counts}
+	res := retrydriver.DueResult{Counts: counts}
 	if oldest.Valid {
 		res.Oldest = fromMicros(oldest.Int64)
 	}
@@ -145,7 +145,7 @@ func (s *Store) RetryDuePlan(ctx context.Context) (string, error) {
 }
 
 // RetryListPlan returns SQLite's query plan for a RetryList of p.
-func (s *Store) RetryListPlan(ctx context.Context, p retry.StoreListParams) (string, error) {
+func (s *Store) RetryListPlan(ctx context.Context, p retrydriver.ListParams) (string, error) {
 	q, args := retryListSQL(p)
 	return s.plan(ctx, q, args)
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // TestWALStaysBoundedUnderSustainedWrites writes 16 MiB of items through
@@ -49,7 +49,7 @@ func TestWALStaysBoundedUnderSustainedWrites(t *testing.T) {
 					return
 				default:
 				}
-				_, _ = st.RetryGet(ctx, retry.StoreGetParams{ID: fmt.Sprintf("w%d-%d", r, i%perWriter)})
+				_, _ = st.RetryGet(ctx, retrydriver.GetParams{ID: fmt.Sprintf("w%d-%d", r, i%perWriter)})
 			}
 		})
 	}
@@ -59,7 +59,7 @@ func TestWALStaysBoundedUnderSustainedWrites(t *testing.T) {
 		ws.Go(func() {
 			for i := range perWriter {
 				now := time.Now()
-				_, err := st.RetryAdd(ctx, retry.StoreAddParams{Now: now, Items: []retry.NewItem{{ID: fmt.Sprintf("w%d-%d", w, i), Payload: body, NotBefore: now}}})
+				_, err := st.RetryAdd(ctx, retrydriver.AddParams{Now: now, Items: []retrydriver.NewItem{{ID: fmt.Sprintf("w%d-%d", w, i), Payload: body, NotBefore: now}}})
 				if err != nil {
 					errs <- err
 					return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostguard/hostguard/internal/waitfor"
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // failOne claims the one due item id and fails it with class (and host,
@@ -271,7 +272,7 @@ func mustClaimFail(t *testing.T, s *retry.Scheduler, class string) []string {
 
 // retryHostPlanner is a store that shows its plan for the wake of a host.
 type retryHostPlanner interface {
-	RetryWakeHostPlan(ctx context.Context, q retry.StoreWakeHostParams) (string, error)
+	RetryWakeHostPlan(ctx context.Context, q retrydriver.WakeHostParams) (string, error)
 }
 
 // testRetryHostPlan fills a store with items waiting for the future,
@@ -303,7 +304,7 @@ func testRetryHostPlan(t *testing.T, newHarness NewFunc) {
 	if !ok {
 		t.Fatalf("%s store does not show its wake plan", e.h.Engine)
 	}
-	plan, err := p.RetryWakeHostPlan(ctx(t), retry.StoreWakeHostParams{
+	plan, err := p.RetryWakeHostPlan(ctx(t), retrydriver.WakeHostParams{
 		Now: e.clock.Now(), Host: "h1.example", Classes: []string{"refused", "timeout"}, Spread: time.Minute})
 	if err != nil {
 		t.Fatal(err)

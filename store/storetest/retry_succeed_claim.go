@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/hostguard/hostguard/store/internal/fault"
 )
 
@@ -37,7 +38,7 @@ func testRetrySucceedClaim(t *testing.T, newHarness NewFunc) {
 		open func(t *testing.T, e *retryEnv) *retry.Scheduler
 	}{
 		{"one call", func(t *testing.T, e *retryEnv) *retry.Scheduler {
-			if _, ok := e.h.Open(t).(retry.StoreSucceedClaimer); !ok {
+			if _, ok := e.h.Open(t).(retrydriver.SucceedClaimer); !ok {
 				t.Fatalf("%s store cannot succeed and claim in one transaction", e.h.Engine)
 			}
 			return e.s

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
 // listAll pages through s.List with p until the last page, failing on a
@@ -183,7 +184,7 @@ func testRetryList(t *testing.T, newHarness NewFunc) {
 		mustAdd(t, e.s, ids("s", 9)...)
 		st := e.h.Open(t).(retry.Store)
 		// Nothing matches: the walk stops after Scan rows and says where.
-		q := retry.StoreListParams{States: []retry.State{retry.Done}, Limit: 5, Scan: 4}
+		q := retrydriver.ListParams{States: []retrydriver.State{retrydriver.Done}, Limit: 5, Scan: 4}
 		var lasts []string
 		for range 5 {
 			res, err := st.RetryList(ctx(t), q)
@@ -203,11 +204,11 @@ func testRetryList(t *testing.T, newHarness NewFunc) {
 			t.Errorf("walks stopped at %v, want %v", lasts, want)
 		}
 		// A full page says there is more only when an item follows.
-		res, err := st.RetryList(ctx(t), retry.StoreListParams{Limit: 9, Scan: 100})
+		res, err := st.RetryList(ctx(t), retrydriver.ListParams{Limit: 9, Scan: 100})
 		if err != nil || len(res.Records) != 9 || res.More || res.Last != "" {
 			t.Errorf("RetryList(all 9) = %d records, more %v, last %q, %v", len(res.Records), res.More, res.Last, err)
 		}
-		res, err = st.RetryList(ctx(t), retry.StoreListParams{Limit: 8, Scan: 100})
+		res, err = st.RetryList(ctx(t), retrydriver.ListParams{Limit: 8, Scan: 100})
 		if err != nil || len(res.Records) != 8 || !res.More {
 			t.Errorf("RetryList(8 of 9) = %d records, more %v, %v", len(res.Records), res.More, err)
 		}
@@ -361,7 +362,7 @@ func testRetryList(t *testing.T, newHarness NewFunc) {
 		if e.h.Engine == "sqlite" && !strings.Contains(plan, "COVERING INDEX retry_items_wake (next_at>? AND next_at<?)") {
 			t.Errorf("the due plan reads rows of retry_items:\n%s", plan)
 		}
-		lplan, err := p.RetryListPlan(ctx(t), retry.StoreListParams{States: []retry.State{retry.Scheduled}, After: "far0001000", Limit: 101, Scan: 10_000})
+		lplan, err := p.RetryListPlan(ctx(t), retrydriver.ListParams{States: []retrydriver.State{retrydriver.Scheduled}, After: "far0001000", Limit: 101, Scan: 10_000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,5 +379,5 @@ func testRetryList(t *testing.T, newHarness NewFunc) {
 // plans (both engines).
 type retryListPlanner interface {
 	RetryDuePlan(ctx context.Context) (string, error)
-	RetryListPlan(ctx context.Context, p retry.StoreListParams) (string, error)
+	RetryListPlan(ctx context.Context, p retrydriver.ListParams) (string, error)
 }
