@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // AdmitParams says what a request is for.
@@ -146,7 +148,7 @@ func (b *Budget) Wait(ctx context.Context, p AdmitParams) (Grant, error) {
 	// The caller is gone, but the undo must still reach the store.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	cerr := b.st.BudgetCancel(cctx, StoreCancelParams{
+	cerr := b.st.BudgetCancel(cctx, budgetdriver.CancelParams{
 		Day: pl.params.Day, Charges: pl.params.Charges,
 		PaceKey: pl.params.PaceKey, Pace: pl.params.Pace, Slot: g.At, GrantID: g.ID,
 	})
@@ -168,7 +170,7 @@ const maxQueue = 7 * 24 * time.Hour
 
 // plan is one admission, ready for the store.
 type plan struct {
-	params StoreAdmitParams
+	params budgetdriver.AdmitParams
 	// Why each charge may refuse, parallel to params.Charges.
 	why   []why
 	grant Grant
@@ -197,11 +199,11 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 	snap := b.snap.Load()
 	today := utcDay(now)
 	pl := &plan{
-		params: StoreAdmitParams{Day: today, Now: now, MaxWait: maxWait, Settings: snap.gen},
+		params: budgetdriver.AdmitParams{Day: today, Now: now, MaxWait: maxWait, Settings: snap.gen},
 		grant:  Grant{Source: p.Source, Kind: p.Kind, Cost: p.Cost, Day: today},
 	}
 	add := func(scope string, kind Kind, limited bool, limit int64, w why) {
-		pl.params.Charges = append(pl.params.Charges, Charge{Scope: scope, Kind: kind, Cost: p.Cost, Limited: limited, Limit: max(limit, 0)})
+		pl.params.Charges = append(pl.params.Charges, budgetdriver.Charge{Scope: scope, Kind: budgetdriver.Kind(kind), Cost: p.Cost, Limited: limited, Limit: max(limit, 0)})
 		pl.why = append(pl.why, w)
 	}
 	src := snap.sources[p.Source] // nil when unnamed or unknown
@@ -272,7 +274,7 @@ func (b *Budget) plan(p AdmitParams, now time.Time, maxWait time.Duration) (*pla
 				return nil, err
 			}
 			pl.grant.ID = id
-			pl.params.Grant = &StoreGrant{ID: id, Day: today, Source: p.Source, Kind: p.Kind, Cost: p.Cost, CreatedAt: now}
+			pl.params.Grant = &budgetdriver.Grant{ID: id, Day: today, Source: p.Source, Kind: budgetdriver.Kind(p.Kind), Cost: p.Cost, CreatedAt: now}
 		}
 	}
 	sortCharges(pl)

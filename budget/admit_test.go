@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
 
@@ -98,7 +99,7 @@ func TestMidnightStartsANewDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		if c.Scope == "idx" && c.Kind == budget.CounterSource && c.Used != 10 {
+		if c.Scope == "idx" && c.Kind == budgetdriver.CounterSource && c.Used != 10 {
 			t.Fatalf("yesterday's source counter %d; want 10", c.Used)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // Group commit. Every admission is one store transaction, and a transaction
@@ -34,8 +36,8 @@ type batcher struct {
 
 type call struct {
 	ctx context.Context
-	p   StoreAdmitParams
-	res StoreAdmitResult
+	p   budgetdriver.AdmitParams
+	res budgetdriver.AdmitResult
 	err error
 	// wake is signalled once: either the call is finished, or it has been
 	// handed the job of sending the next batch (finished false).
@@ -44,7 +46,7 @@ type call struct {
 }
 
 // admit decides one admission, batched with whatever else is waiting.
-func (q *batcher) admit(ctx context.Context, p StoreAdmitParams) (StoreAdmitResult, error) {
+func (q *batcher) admit(ctx context.Context, p budgetdriver.AdmitParams) (budgetdriver.AdmitResult, error) {
 	c := &call{ctx: ctx, p: p, wake: make(chan struct{}, 1)}
 	q.mu.Lock()
 	if !q.busy {
@@ -64,7 +66,7 @@ func (q *batcher) admit(ctx context.Context, p StoreAdmitParams) (StoreAdmitResu
 			if o == c {
 				q.pending = append(q.pending[:i], q.pending[i+1:]...)
 				q.mu.Unlock()
-				return StoreAdmitResult{}, ctx.Err()
+				return budgetdriver.AdmitResult{}, ctx.Err()
 			}
 		}
 		q.mu.Unlock()
@@ -102,7 +104,7 @@ func (q *batcher) send(lead *call) {
 		live = append(live, c)
 	}
 	if len(live) > 0 {
-		ps := make([]StoreAdmitParams, len(live))
+		ps := make([]budgetdriver.AdmitParams, len(live))
 		for i, c := range live {
 			ps[i] = c.p
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/budgetstore"
 )
 
@@ -25,7 +26,7 @@ type memStore struct {
 	counters map[budgetstore.CounterKey]int64
 }
 
-func (s *memStore) BudgetAdmit(_ context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+func (s *memStore) BudgetAdmit(_ context.Context, batch []budgetdriver.AdmitParams) ([]budgetdriver.AdmitResult, error) {
 	s.entered <- len(batch)
 	<-s.release
 	s.mu.Lock()
@@ -35,7 +36,7 @@ func (s *memStore) BudgetAdmit(_ context.Context, batch []budget.StoreAdmitParam
 	for _, k := range keys {
 		l.PutCounter(k, s.counters[k], time.Time{})
 	}
-	out := make([]budget.StoreAdmitResult, len(batch))
+	out := make([]budgetdriver.AdmitResult, len(batch))
 	for i, p := range batch {
 		out[i] = l.Admit(p)
 	}
@@ -137,7 +138,7 @@ type failStore struct {
 	release chan struct{}
 }
 
-func (s *failStore) BudgetAdmit(_ context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+func (s *failStore) BudgetAdmit(_ context.Context, batch []budgetdriver.AdmitParams) ([]budgetdriver.AdmitResult, error) {
 	s.entered <- len(batch)
 	<-s.release
 	return nil, errDown

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/storeclock"
 )
 
@@ -311,7 +312,7 @@ func (b *Budget) MarkExhausted(ctx context.Context, source string, until time.Ti
 			return fmt.Errorf("%w %q", ErrUnknownSource, source)
 		}
 	}
-	err := b.st.BudgetClose(ctx, StoreCloseParams{Day: utcDay(now), Scope: source, Kind: CounterSource, Until: until.UTC().Truncate(time.Microsecond)})
+	err := b.st.BudgetClose(ctx, budgetdriver.CloseParams{Day: utcDay(now), Scope: source, Kind: budgetdriver.Kind(CounterSource), Until: until.UTC().Truncate(time.Microsecond)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // Sentinels for the conditions callers branch on. Refusals are returned as
@@ -21,14 +23,16 @@ var (
 	ErrDisabled = errors.New("budget: allowance is zero")
 	// ErrUnknownSource: no source of that name is configured.
 	ErrUnknownSource = errors.New("budget: unknown source")
-	// ErrGrantNotFound: no reservation has that id.
-	ErrGrantNotFound = errors.New("budget: no such grant")
+	// ErrGrantNotFound: no reservation has that id. The grant errors are
+	// budgetdriver's, the values a Store returns, so errors.Is matches
+	// either name.
+	ErrGrantNotFound = budgetdriver.ErrGrantNotFound
 	// ErrGrantClosed: the reservation was already settled or released with
 	// a different figure.
-	ErrGrantClosed = errors.New("budget: grant already settled")
+	ErrGrantClosed = budgetdriver.ErrGrantClosed
 	// ErrGrantExpired: the reservation's day is over; it stays charged in
 	// full.
-	ErrGrantExpired = errors.New("budget: grant's day is over")
+	ErrGrantExpired = budgetdriver.ErrGrantExpired
 )
 
 // Allowance names the allowance that refused an admission.

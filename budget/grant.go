@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // grantIDPrefix marks grant ids, so that a stray string is recognised as
@@ -48,7 +50,7 @@ func (b *Budget) Settle(ctx context.Context, id string, actual int64) error {
 		return err
 	}
 	now := b.clock()
-	_, err := b.st.BudgetSettle(ctx, StoreSettleParams{ID: id, Actual: actual, Today: utcDay(now), Now: now})
+	_, err := b.st.BudgetSettle(ctx, budgetdriver.SettleParams{ID: id, Actual: actual, Today: utcDay(now), Now: now})
 	if err != nil {
 		if errors.Is(err, ErrGrantNotFound) || errors.Is(err, ErrGrantClosed) || errors.Is(err, ErrGrantExpired) {
 			return fmt.Errorf("%w (%s)", err, id)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 const mib = 1 << 20
@@ -101,7 +102,7 @@ func TestUnsettledReservationStaysChargedToItsDay(t *testing.T) {
 	}
 	found := 0
 	for _, c := range cs {
-		if c.Kind == budget.KindBytes {
+		if c.Kind == budgetdriver.Kind(budget.KindBytes) {
 			found++
 			if c.Used != 300*mib {
 				t.Fatalf("yesterday's %q bytes counter %d; want the full 300 MiB", c.Scope, c.Used)

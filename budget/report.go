@@ -3,6 +3,8 @@ package budget
 import (
 	"context"
 	"time"
+
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // Report is today's usage against the allowances, as one node's
@@ -82,14 +84,14 @@ func (b *Budget) Report(ctx context.Context) (Report, error) {
 		scope string
 		kind  Kind
 	}
-	used := make(map[key]Counter, len(cs))
+	used := make(map[key]budgetdriver.Counter, len(cs))
 	var sumSources int64
 	for _, c := range cs {
 		// A figure out of range can only come from an older version's
 		// writes; it must not make the report wrap.
 		c.Used = min(max(c.Used, 0), MaxAmount)
-		used[key{c.Scope, c.Kind}] = c
-		if c.Kind == CounterSource {
+		used[key{c.Scope, Kind(c.Kind)}] = c
+		if Kind(c.Kind) == CounterSource {
 			sumSources = addAmounts(sumSources, c.Used)
 		}
 	}

@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
+
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // Settings at run time. The configuration given to New (Config) is the
@@ -21,37 +22,11 @@ import (
 // first admission that starts after a change commits sees it, on every
 // node.
 
-// SettingsStore is a Store that also keeps the run-time settings record.
-// store/sqlite and store/postgres implement it. A Budget over a Store that
-// does not keeps its overrides in memory, for this node only.
-//
-// A SettingsStore's BudgetAdmit must load the stored generation in its
-// transaction so that admissions planned under an older one come back
-// Stale.
-type SettingsStore interface {
-	Store
-	// BudgetSettings returns the settings record: generation 0 and an
-	// empty Doc when it was never written.
-	BudgetSettings(ctx context.Context) (StoreSettings, error)
-	// BudgetPutSettings replaces the record with p.Doc and generation
-	// p.Prev+1 if its generation is still p.Prev, and reports whether it
-	// did (false: someone else changed it first; nothing changed).
-	BudgetPutSettings(ctx context.Context, p StorePutSettingsParams) (bool, error)
-}
-
-// StoreSettings is the settings record as stored. Doc is the Budget's own
-// encoding (JSON); stores keep it as it is.
-type StoreSettings struct {
-	Generation int64
-	Doc        []byte
-}
-
-// StorePutSettingsParams is the input of SettingsStore.BudgetPutSettings.
-type StorePutSettingsParams struct {
-	Prev int64
-	Doc  []byte
-	Now  time.Time
-}
+// SettingsStore is a Store that also keeps the run-time settings record;
+// see package budgetdriver. The stores hostguard.Open returns are
+// SettingsStores. Over a Store that is not, a Budget keeps its overrides
+// in memory, for this node only.
+type SettingsStore = budgetdriver.SettingsStore
 
 // ErrConfiguredSource: the source comes from the configuration given at
 // start (Config.Sources) and has no run-time override to remove.
@@ -100,28 +75,28 @@ func (o overrides) clone() overrides {
 // a SettingsStore.
 type memSettings struct {
 	mu  sync.Mutex
-	cur StoreSettings
+	cur budgetdriver.Settings
 }
 
-func (m *memSettings) BudgetSettings(context.Context) (StoreSettings, error) {
+func (m *memSettings) BudgetSettings(context.Context) (budgetdriver.Settings, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cur, nil
 }
 
-func (m *memSettings) BudgetPutSettings(_ context.Context, p StorePutSettingsParams) (bool, error) {
+func (m *memSettings) BudgetPutSettings(_ context.Context, p budgetdriver.PutSettingsParams) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur.Generation != p.Prev {
 		return false, nil
 	}
-	m.cur = StoreSettings{Generation: p.Prev + 1, Doc: append([]byte(nil), p.Doc...)}
+	m.cur = budgetdriver.Settings{Generation: p.Prev + 1, Doc: append([]byte(nil), p.Doc...)}
 	return true, nil
 }
 
 type settingsRW interface {
-	BudgetSettings(ctx context.Context) (StoreSettings, error)
-	BudgetPutSettings(ctx context.Context, p StorePutSettingsParams) (bool, error)
+	BudgetSettings(ctx context.Context) (budgetdriver.Settings, error)
+	BudgetPutSettings(ctx context.Context, p budgetdriver.PutSettingsParams) (bool, error)
 }
 
 // effective merges the base with the overrides. b.mu must be held.
@@ -226,7 +201,7 @@ func (b *Budget) change(ctx context.Context, fn func(o *overrides, eff *snapshot
 		if err != nil {
 			return fmt.Errorf("budget: encode settings: %w", err)
 		}
-		ok, err := b.ss.BudgetPutSettings(ctx, StorePutSettingsParams{Prev: rec.Generation, Doc: doc, Now: b.clock()})
+		ok, err := b.ss.BudgetPutSettings(ctx, budgetdriver.PutSettingsParams{Prev: rec.Generation, Doc: doc, Now: b.clock()})
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/sqlitetest"
 )
@@ -16,10 +17,10 @@ import (
 // signalStore tells a test when an admission has reached the store.
 type signalStore struct {
 	budget.Store
-	admitted chan budget.StoreAdmitResult
+	admitted chan budgetdriver.AdmitResult
 }
 
-func (s *signalStore) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+func (s *signalStore) BudgetAdmit(ctx context.Context, batch []budgetdriver.AdmitParams) ([]budgetdriver.AdmitResult, error) {
 	rs, err := s.Store.BudgetAdmit(ctx, batch)
 	if err == nil {
 		for _, r := range rs {
@@ -135,7 +136,7 @@ func TestWaitRefusesASlotPastItsDeadline(t *testing.T) {
 
 func TestCancelledWaitGivesItsAdmissionBack(t *testing.T) {
 	t.Parallel()
-	st := &signalStore{Store: sqlitetest.Open(t), admitted: make(chan budget.StoreAdmitResult, 8)}
+	st := &signalStore{Store: sqlitetest.Open(t), admitted: make(chan budgetdriver.AdmitResult, 8)}
 	clk := clocktest.New(noon)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(time.Hour)}, Now: clk.Now})
 	if err != nil {
@@ -189,7 +190,7 @@ func TestCancelledWaitGivesItsAdmissionBack(t *testing.T) {
 
 func TestCancelledWaitLeavesAGapBehindLaterWaiters(t *testing.T) {
 	t.Parallel()
-	st := &signalStore{Store: sqlitetest.Open(t), admitted: make(chan budget.StoreAdmitResult, 8)}
+	st := &signalStore{Store: sqlitetest.Open(t), admitted: make(chan budgetdriver.AdmitResult, 8)}
 	clk := clocktest.New(noon)
 	b, err := budget.New(st, budget.Config{Sources: []budget.Source{pacedSource(time.Hour)}, Now: clk.Now})
 	if err != nil {

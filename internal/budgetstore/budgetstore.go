@@ -1,8 +1,9 @@
 // Package budgetstore holds what the store engines share to implement
-// budget.Store: the decision procedure (Ledger), the lock order of counters
-// and pacing slots (LedgerKeys), and the checked arithmetic every counter
-// change goes through (Adjust). The engines only load, lock and save, so
-// that SQLite and PostgreSQL decide every admission exactly alike.
+// budgetdriver.Store: the decision procedure (Ledger), the lock order of
+// counters and pacing slots (LedgerKeys), and the checked arithmetic every
+// counter change goes through (Adjust). The engines only load, lock and
+// save, so that SQLite and PostgreSQL decide every admission exactly
+// alike.
 package budgetstore
 
 import (
@@ -10,13 +11,14 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 )
 
 // CounterKey names one usage counter.
 type CounterKey struct {
 	Day   time.Time
 	Scope string
-	Kind  budget.Kind
+	Kind  budgetdriver.Kind
 }
 
 func (a CounterKey) less(b CounterKey) bool {
@@ -33,7 +35,7 @@ func (a CounterKey) less(b CounterKey) bool {
 // once, in the order stores must lock them: counters by (Day, Scope, Kind),
 // then slots by key. One global order is what keeps concurrent batches from
 // deadlocking.
-func LedgerKeys(batch []budget.StoreAdmitParams) (counters []CounterKey, slots []string) {
+func LedgerKeys(batch []budgetdriver.AdmitParams) (counters []CounterKey, slots []string) {
 	seenC := map[CounterKey]bool{}
 	seenS := map[string]bool{}
 	for _, p := range batch {
@@ -104,7 +106,7 @@ func NewLedger() *Ledger {
 }
 
 // PutCounter loads a counter as stored (a counter that does not exist yet
-// is loaded with its initial value; see budget.Store.BudgetAdmit).
+// is loaded with its initial value; see budgetdriver.Store.BudgetAdmit).
 // closedUntil is when the counter's closing ends (zero: open). A stored
 // value outside 0..budget.MaxAmount (written by an older version) is read
 // as the nearest bound.
@@ -125,14 +127,14 @@ func (l *Ledger) PutSettings(generation int64) {
 	l.gen, l.checkGen = generation, true
 }
 
-// Admit decides one admission as budget.Store.BudgetAdmit describes and
+// Admit decides one admission as budgetdriver.Store.BudgetAdmit describes and
 // applies it to the ledger. Counters and slots it was not given count as
 // zero. Sums are checked: a limited charge is refused when it would pass
 // its limit however large the figures, and a recording charge stops at
 // budget.MaxAmount.
-func (l *Ledger) Admit(p budget.StoreAdmitParams) budget.StoreAdmitResult {
+func (l *Ledger) Admit(p budgetdriver.AdmitParams) budgetdriver.AdmitResult {
 	if l.checkGen && p.Settings != l.gen {
-		return budget.StoreAdmitResult{Refused: -1, Stale: true}
+		return budgetdriver.AdmitResult{Refused: -1, Stale: true}
 	}
 	cs := make([]*ledgerCounter, len(p.Charges))
 	for i, c := range p.Charges {
@@ -150,7 +152,7 @@ func (l *Ledger) Admit(p budget.StoreAdmitParams) budget.StoreAdmitResult {
 		// used <= MaxAmount and Limit >= 0, so Limit - used cannot
 		// overflow, where used + Cost could.
 		if closed || c.Cost < 0 || c.Cost > c.Limit-lc.used {
-			r := budget.StoreAdmitResult{Refused: i, Used: lc.used, Closed: closed}
+			r := budgetdriver.AdmitResult{Refused: i, Used: lc.used, Closed: closed}
 			if closed {
 				r.ClosedUntil = lc.closedUntil
 			}
@@ -173,7 +175,7 @@ func (l *Ledger) Admit(p budget.StoreAdmitParams) budget.StoreAdmitResult {
 				slot = s.next
 			}
 			if slot.Sub(p.Now) > p.MaxWait {
-				return budget.StoreAdmitResult{Refused: -1, Slot: slot}
+				return budgetdriver.AdmitResult{Refused: -1, Slot: slot}
 			}
 			s.next, s.dirty = slot.Add(p.Pace), true
 		}
@@ -182,7 +184,7 @@ func (l *Ledger) Admit(p budget.StoreAdmitParams) budget.StoreAdmitResult {
 		cs[i].used = Adjust(cs[i].used, c.Cost)
 		cs[i].dirty = true
 	}
-	return budget.StoreAdmitResult{Admitted: true, Refused: -1, Slot: slot}
+	return budgetdriver.AdmitResult{Admitted: true, Refused: -1, Slot: slot}
 }
 
 // CounterValue is a counter's new value, to be written back.

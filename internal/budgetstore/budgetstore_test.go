@@ -6,24 +6,27 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/budgetstore"
 )
 
 func TestLedgerKeysAreUniqueAndInLockOrder(t *testing.T) {
 	d1 := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
 	d2 := d1.AddDate(0, 0, 1)
-	c := func(scope string, k budget.Kind) budget.Charge { return budget.Charge{Scope: scope, Kind: k, Cost: 1} }
-	batch := []budget.StoreAdmitParams{
-		{Day: d2, Charges: []budget.Charge{c("b", budget.KindSearch), c("", budget.CounterTotal)}, PaceKey: "b"},
-		{Day: d1, Charges: []budget.Charge{c("b", budget.KindSearch), c("a", budget.CounterSource)}, PaceKey: "a"},
-		{Day: d2, Charges: []budget.Charge{c("b", budget.KindSearch)}, PaceKey: "b"},
+	c := func(scope string, k budgetdriver.Kind) budgetdriver.Charge {
+		return budgetdriver.Charge{Scope: scope, Kind: k, Cost: 1}
+	}
+	batch := []budgetdriver.AdmitParams{
+		{Day: d2, Charges: []budgetdriver.Charge{c("b", budgetdriver.Kind(budget.KindSearch)), c("", budgetdriver.CounterTotal)}, PaceKey: "b"},
+		{Day: d1, Charges: []budgetdriver.Charge{c("b", budgetdriver.Kind(budget.KindSearch)), c("a", budgetdriver.CounterSource)}, PaceKey: "a"},
+		{Day: d2, Charges: []budgetdriver.Charge{c("b", budgetdriver.Kind(budget.KindSearch))}, PaceKey: "b"},
 	}
 	keys, slots := budgetstore.LedgerKeys(batch)
 	want := []budgetstore.CounterKey{
-		{Day: d1, Scope: "a", Kind: budget.CounterSource},
-		{Day: d1, Scope: "b", Kind: budget.KindSearch},
-		{Day: d2, Scope: "", Kind: budget.CounterTotal},
-		{Day: d2, Scope: "b", Kind: budget.KindSearch},
+		{Day: d1, Scope: "a", Kind: budgetdriver.CounterSource},
+		{Day: d1, Scope: "b", Kind: budgetdriver.Kind(budget.KindSearch)},
+		{Day: d2, Scope: "", Kind: budgetdriver.CounterTotal},
+		{Day: d2, Scope: "b", Kind: budgetdriver.Kind(budget.KindSearch)},
 	}
 	if !reflect.DeepEqual(keys, want) || !reflect.DeepEqual(slots, []string{"a", "b"}) {
 		t.Fatalf("keys %v, slots %v; want %v, [a b]", keys, slots, want)
@@ -35,16 +38,16 @@ func TestLedgerKeysAreUniqueAndInLockOrder(t *testing.T) {
 func TestLedgerDecidesABatchInOrder(t *testing.T) {
 	now := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
 	day := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
-	key := budgetstore.CounterKey{Day: day, Scope: "s", Kind: budget.CounterSource}
+	key := budgetstore.CounterKey{Day: day, Scope: "s", Kind: budgetdriver.CounterSource}
 	l := budgetstore.NewLedger()
 	l.PutCounter(key, 8, time.Time{})
 	l.PutSlot("s", time.Time{})
-	p := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: 1, Limited: true, Limit: 10}}}
+	p := budgetdriver.AdmitParams{Day: day, Now: now, Charges: []budgetdriver.Charge{{Scope: "s", Kind: budgetdriver.CounterSource, Cost: 1, Limited: true, Limit: 10}}}
 	paced := p
 	paced.PaceKey, paced.Pace, paced.MaxWait = "s", time.Second, 10*time.Second
 
 	steps := []struct {
-		p        budget.StoreAdmitParams
+		p        budgetdriver.AdmitParams
 		admitted bool
 		refused  int
 		slot     time.Time
@@ -109,15 +112,15 @@ func TestLedgerChecksSumsWithoutOverflow(t *testing.T) {
 	now := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
 	day := time.Date(2025, 3, 14, 0, 0, 0, 0, time.UTC)
 	const huge = int64(^uint64(0) >> 1)
-	key := budgetstore.CounterKey{Day: day, Scope: "s", Kind: budget.CounterSource}
+	key := budgetstore.CounterKey{Day: day, Scope: "s", Kind: budgetdriver.CounterSource}
 	l := budgetstore.NewLedger()
 	l.PutCounter(key, 10, time.Time{})
 	// used + Cost wraps negative in int64; the check must still refuse.
-	limited := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: huge, Limited: true, Limit: budget.MaxAmount}}}
+	limited := budgetdriver.AdmitParams{Day: day, Now: now, Charges: []budgetdriver.Charge{{Scope: "s", Kind: budgetdriver.CounterSource, Cost: huge, Limited: true, Limit: budget.MaxAmount}}}
 	if r := l.Admit(limited); r.Admitted || r.Refused != 0 {
 		t.Fatalf("a cost of MaxInt64 under a limit %+v; want refused", r)
 	}
-	recorded := budget.StoreAdmitParams{Day: day, Now: now, Charges: []budget.Charge{{Scope: "s", Kind: budget.CounterSource, Cost: huge}}}
+	recorded := budgetdriver.AdmitParams{Day: day, Now: now, Charges: []budgetdriver.Charge{{Scope: "s", Kind: budgetdriver.CounterSource, Cost: huge}}}
 	for range 3 {
 		if r := l.Admit(recorded); !r.Admitted {
 			t.Fatalf("record-only charge refused: %+v", r)

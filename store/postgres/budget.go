@@ -6,19 +6,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/budgetstore"
 	"github.com/jackc/pgx/v5"
 )
 
-// BudgetAdmit implements budget.Store. One transaction locks the batch's
+// BudgetAdmit implements budgetdriver.Store. One transaction locks the batch's
 // counters and pacing slots (SELECT ... ORDER BY ... FOR UPDATE, in byte
 // order like budgetstore.LedgerKeys: every batch of every node, and every
 // cancel, locks in the same order, so none can deadlock), decides
 // the admissions with a budgetstore.Ledger, and writes the new values back. Rows
 // that do not exist yet are first created in a statement of their own, so
 // that the locking transaction only ever waits for locks in order.
-func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
+func (s *Store) BudgetAdmit(ctx context.Context, batch []budgetdriver.AdmitParams) ([]budgetdriver.AdmitResult, error) {
 	keys, slots := budgetstore.LedgerKeys(batch)
 	days, scopes, kinds := make([]time.Time, len(keys)), make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
@@ -50,8 +50,8 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 
 // budgetAdmitLocked is one attempt of BudgetAdmit; complete is false when a
 // counter or slot row is missing (and nothing was changed).
-func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmitParams, keys []budgetstore.CounterKey, slots []string,
-	days []time.Time, scopes, kinds []string) (out []budget.StoreAdmitResult, complete bool, err error) {
+func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budgetdriver.AdmitParams, keys []budgetstore.CounterKey, slots []string,
+	days []time.Time, scopes, kinds []string) (out []budgetdriver.AdmitResult, complete bool, err error) {
 	// BEGIN travels with the locking reads, and COMMIT with the writes:
 	// two round trips in all, so that the rows stay locked for one round
 	// trip and the commit's sync.
@@ -119,7 +119,7 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 		return nil, false, nil
 	}
 
-	out = make([]budget.StoreAdmitResult, len(batch))
+	out = make([]budgetdriver.AdmitResult, len(batch))
 	for i, p := range batch {
 		out[i] = l.Admit(p)
 	}
@@ -167,8 +167,8 @@ func (s *Store) budgetAdmitLocked(ctx context.Context, batch []budget.StoreAdmit
 	return out, true, nil
 }
 
-// BudgetCancel implements budget.Store.
-func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) error {
+// BudgetCancel implements budgetdriver.Store.
+func (s *Store) BudgetCancel(ctx context.Context, p budgetdriver.CancelParams) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, c := range p.Charges {
 			if err := budgetAdjust(ctx, tx, p.Day, c.Scope, c.Kind, -c.Cost, false); err != nil {
@@ -190,10 +190,10 @@ func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) er
 	})
 }
 
-// BudgetSettle implements budget.Store. The grant row is locked first; its
+// BudgetSettle implements budgetdriver.Store. The grant row is locked first; its
 // counters are then adjusted in (scope, kind) order like any admission.
-func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (budget.StoreGrant, error) {
-	var g budget.StoreGrant
+func (s *Store) BudgetSettle(ctx context.Context, p budgetdriver.SettleParams) (budgetdriver.Grant, error) {
+	var g budgetdriver.Grant
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var kind string
 		var closedAt *time.Time
@@ -201,12 +201,12 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 			FROM budget_grants WHERE id = $1 FOR UPDATE`, p.ID).
 			Scan(&g.Day, &g.Source, &kind, &g.Cost, &g.Actual, &g.CreatedAt, &closedAt)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return budget.ErrGrantNotFound
+			return budgetdriver.ErrGrantNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("postgres: read grant: %w", err)
 		}
-		g.ID, g.Kind, g.CreatedAt = p.ID, budget.Kind(kind), g.CreatedAt.UTC()
+		g.ID, g.Kind, g.CreatedAt = p.ID, budgetdriver.Kind(kind), g.CreatedAt.UTC()
 		g.Day = time.Date(g.Day.Year(), g.Day.Month(), g.Day.Day(), 0, 0, 0, 0, time.UTC)
 		if closedAt != nil {
 			g.ClosedAt = closedAt.UTC()
@@ -215,10 +215,10 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 			if *g.Actual == p.Actual {
 				return nil
 			}
-			return budget.ErrGrantClosed
+			return budgetdriver.ErrGrantClosed
 		}
 		if g.Day.Before(p.Today) {
-			return budget.ErrGrantExpired
+			return budgetdriver.ErrGrantExpired
 		}
 		scopes := []string{""}
 		if g.Source != "" {
@@ -243,7 +243,7 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 // (when create is set) and locked, and the new figure computed here, not in
 // SQL, where bigint arithmetic would fail on overflow. A missing counter is
 // left alone when create is not set.
-func budgetAdjust(ctx context.Context, tx pgx.Tx, day time.Time, scope string, kind budget.Kind, delta int64, create bool) error {
+func budgetAdjust(ctx context.Context, tx pgx.Tx, day time.Time, scope string, kind budgetdriver.Kind, delta int64, create bool) error {
 	if create {
 		if _, err := tx.Exec(ctx, `INSERT INTO budget_usage (day, scope, kind, used)
 			VALUES ($1, $2, $3, budget_initial($1, $2, $3)) ON CONFLICT DO NOTHING`, day, scope, string(kind)); err != nil {
@@ -264,8 +264,8 @@ func budgetAdjust(ctx context.Context, tx pgx.Tx, day time.Time, scope string, k
 	return err
 }
 
-// BudgetClose implements budget.Store.
-func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) error {
+// BudgetClose implements budgetdriver.Store.
+func (s *Store) BudgetClose(ctx context.Context, p budgetdriver.CloseParams) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO budget_usage AS u (day, scope, kind, used, closed_until)
 		VALUES ($1, $2, $3, budget_initial($1, $2, $3), $4)
 		ON CONFLICT (day, scope, kind) DO UPDATE SET closed_until = GREATEST(u.closed_until, excluded.closed_until)`,
@@ -276,18 +276,18 @@ func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) erro
 	return nil
 }
 
-// BudgetUsage implements budget.Store.
-func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counter, error) {
+// BudgetUsage implements budgetdriver.Store.
+func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budgetdriver.Counter, error) {
 	rows, err := s.pool.Query(ctx, `SELECT scope, kind, used, closed_until FROM budget_usage WHERE day = $1`, day)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read usage: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (budget.Counter, error) {
-		var c budget.Counter
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (budgetdriver.Counter, error) {
+		var c budgetdriver.Counter
 		var kind string
 		var closed *time.Time
 		err := r.Scan(&c.Scope, &kind, &c.Used, &closed)
-		c.Kind = budget.Kind(kind)
+		c.Kind = budgetdriver.Kind(kind)
 		if closed != nil {
 			c.ClosedUntil = closed.UTC()
 		}
@@ -299,7 +299,7 @@ func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counte
 	return out, nil
 }
 
-// BudgetPrune implements budget.Store.
+// BudgetPrune implements budgetdriver.Store.
 func (s *Store) BudgetPrune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -319,22 +319,22 @@ func (s *Store) BudgetPrune(ctx context.Context, before time.Time) (int64, error
 	return n, err
 }
 
-// BudgetSettings implements budget.SettingsStore.
-func (s *Store) BudgetSettings(ctx context.Context) (budget.StoreSettings, error) {
-	var out budget.StoreSettings
+// BudgetSettings implements budgetdriver.SettingsStore.
+func (s *Store) BudgetSettings(ctx context.Context) (budgetdriver.Settings, error) {
+	var out budgetdriver.Settings
 	err := s.pool.QueryRow(ctx, `SELECT generation, doc FROM budget_settings WHERE id = 1`).Scan(&out.Generation, &out.Doc)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return budget.StoreSettings{}, nil
+		return budgetdriver.Settings{}, nil
 	}
 	if err != nil {
-		return budget.StoreSettings{}, fmt.Errorf("postgres: read budget settings: %w", err)
+		return budgetdriver.Settings{}, fmt.Errorf("postgres: read budget settings: %w", err)
 	}
 	return out, nil
 }
 
-// BudgetPutSettings implements budget.SettingsStore: one conditional
+// BudgetPutSettings implements budgetdriver.SettingsStore: one conditional
 // UPDATE, so concurrent changes from several nodes are compare-and-set.
-func (s *Store) BudgetPutSettings(ctx context.Context, p budget.StorePutSettingsParams) (bool, error) {
+func (s *Store) BudgetPutSettings(ctx context.Context, p budgetdriver.PutSettingsParams) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE budget_settings SET generation = generation + 1, doc = $1, updated_at = $2
 		WHERE id = 1 AND generation = $3`, p.Doc, p.Now, p.Prev)
 	if err != nil {

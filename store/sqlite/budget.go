@@ -8,16 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/budgetstore"
 )
 
-// BudgetAdmit implements budget.Store. SQLite has one writer at a time, so
+// BudgetAdmit implements budgetdriver.Store. SQLite has one writer at a time, so
 // one BEGIN IMMEDIATE transaction makes the whole batch atomic against
 // every other handle on the file; it also reads the settings generation,
 // so admissions planned under changed settings come back Stale.
-func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams) ([]budget.StoreAdmitResult, error) {
-	out := make([]budget.StoreAdmitResult, len(batch))
+func (s *Store) BudgetAdmit(ctx context.Context, batch []budgetdriver.AdmitParams) ([]budgetdriver.AdmitResult, error) {
+	out := make([]budgetdriver.AdmitResult, len(batch))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		keys, slots := budgetstore.LedgerKeys(batch)
 		l := budgetstore.NewLedger()
@@ -43,7 +43,7 @@ func (s *Store) BudgetAdmit(ctx context.Context, batch []budget.StoreAdmitParams
 					rows.Close()
 					return fmt.Errorf("sqlite: read usage: %w", err)
 				}
-				k := budgetstore.CounterKey{Day: fromMicros(day), Scope: scope, Kind: budget.Kind(kind)}
+				k := budgetstore.CounterKey{Day: fromMicros(day), Scope: scope, Kind: budgetdriver.Kind(kind)}
 				stored[k] = true
 				l.PutCounter(k, used, fromMicros(closed))
 			}
@@ -140,20 +140,20 @@ func placeholders(n, k int) string {
 
 // budgetInitial is a counter's value before its first charge: zero, except
 // the total cap, which starts at the day's sum of source counters.
-func budgetInitial(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind) (int64, error) {
-	if scope != "" || kind != budget.CounterTotal {
+func budgetInitial(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budgetdriver.Kind) (int64, error) {
+	if scope != "" || kind != budgetdriver.CounterTotal {
 		return 0, nil
 	}
 	var sum int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(used), 0) FROM budget_usage WHERE day = ? AND kind = ?`,
-		day, string(budget.CounterSource)).Scan(&sum)
+		day, string(budgetdriver.CounterSource)).Scan(&sum)
 	return sum, err
 }
 
 // budgetAdjust changes a counter by delta through budgetstore.Adjust, so
 // that it stays within 0..budget.MaxAmount. A missing counter is created
 // from its initial value when create is set, and left alone otherwise.
-func budgetAdjust(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budget.Kind, delta int64, create bool) error {
+func budgetAdjust(ctx context.Context, tx *sql.Tx, day int64, scope string, kind budgetdriver.Kind, delta int64, create bool) error {
 	var used int64
 	err := tx.QueryRowContext(ctx, `SELECT used FROM budget_usage WHERE day = ? AND scope = ? AND kind = ?`,
 		day, scope, string(kind)).Scan(&used)
@@ -175,8 +175,8 @@ func budgetAdjust(ctx context.Context, tx *sql.Tx, day int64, scope string, kind
 	return nil
 }
 
-// BudgetCancel implements budget.Store.
-func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) error {
+// BudgetCancel implements budgetdriver.Store.
+func (s *Store) BudgetCancel(ctx context.Context, p budgetdriver.CancelParams) error {
 	day := micros(p.Day)
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for _, c := range p.Charges {
@@ -200,9 +200,9 @@ func (s *Store) BudgetCancel(ctx context.Context, p budget.StoreCancelParams) er
 	})
 }
 
-// BudgetSettle implements budget.Store.
-func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (budget.StoreGrant, error) {
-	var g budget.StoreGrant
+// BudgetSettle implements budgetdriver.Store.
+func (s *Store) BudgetSettle(ctx context.Context, p budgetdriver.SettleParams) (budgetdriver.Grant, error) {
+	var g budgetdriver.Grant
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var day, created, closedAt int64
 		var kind string
@@ -210,21 +210,21 @@ func (s *Store) BudgetSettle(ctx context.Context, p budget.StoreSettleParams) (b
 		err := tx.QueryRowContext(ctx, `SELECT day, source, kind, cost, actual, created_at, closed_at FROM budget_grants WHERE id = ?`, p.ID).
 			Scan(&day, &g.Source, &kind, &g.Cost, &actual, &created, &closedAt)
 		if errors.Is(err, sql.ErrNoRows) {
-			return budget.ErrGrantNotFound
+			return budgetdriver.ErrGrantNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: read grant: %w", err)
 		}
-		g.ID, g.Day, g.Kind, g.CreatedAt, g.ClosedAt = p.ID, fromMicros(day), budget.Kind(kind), fromMicros(created), fromMicros(closedAt)
+		g.ID, g.Day, g.Kind, g.CreatedAt, g.ClosedAt = p.ID, fromMicros(day), budgetdriver.Kind(kind), fromMicros(created), fromMicros(closedAt)
 		if actual.Valid {
 			g.Actual = &actual.Int64
 			if actual.Int64 == p.Actual {
 				return nil
 			}
-			return budget.ErrGrantClosed
+			return budgetdriver.ErrGrantClosed
 		}
 		if day < micros(p.Today) {
-			return budget.ErrGrantExpired
+			return budgetdriver.ErrGrantExpired
 		}
 		delta := budgetstore.SettleDelta(g.Cost, p.Actual)
 		for _, scope := range grantScopes(g.Source) {
@@ -250,8 +250,8 @@ func grantScopes(source string) []string {
 	return []string{"", source}
 }
 
-// BudgetClose implements budget.Store.
-func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) error {
+// BudgetClose implements budgetdriver.Store.
+func (s *Store) BudgetClose(ctx context.Context, p budgetdriver.CloseParams) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		day := micros(p.Day)
 		init, err := budgetInitial(ctx, tx, day, p.Scope, p.Kind)
@@ -267,28 +267,28 @@ func (s *Store) BudgetClose(ctx context.Context, p budget.StoreCloseParams) erro
 	})
 }
 
-// BudgetUsage implements budget.Store.
-func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budget.Counter, error) {
+// BudgetUsage implements budgetdriver.Store.
+func (s *Store) BudgetUsage(ctx context.Context, day time.Time) ([]budgetdriver.Counter, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT scope, kind, used, closed_until FROM budget_usage WHERE day = ?`, micros(day))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read usage: %w", err)
 	}
 	defer rows.Close()
-	var out []budget.Counter
+	var out []budgetdriver.Counter
 	for rows.Next() {
-		var c budget.Counter
+		var c budgetdriver.Counter
 		var kind string
 		var closed int64
 		if err := rows.Scan(&c.Scope, &kind, &c.Used, &closed); err != nil {
 			return nil, fmt.Errorf("sqlite: read usage: %w", err)
 		}
-		c.Kind, c.ClosedUntil = budget.Kind(kind), fromMicros(closed)
+		c.Kind, c.ClosedUntil = budgetdriver.Kind(kind), fromMicros(closed)
 		out = append(out, c)
 	}
 	return out, rows.Err()
 }
 
-// BudgetPrune implements budget.Store.
+// BudgetPrune implements budgetdriver.Store.
 func (s *Store) BudgetPrune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	b := micros(before)
@@ -325,21 +325,21 @@ func budgetGeneration(ctx context.Context, q interface {
 	return gen, nil
 }
 
-// BudgetSettings implements budget.SettingsStore.
-func (s *Store) BudgetSettings(ctx context.Context) (budget.StoreSettings, error) {
-	var out budget.StoreSettings
+// BudgetSettings implements budgetdriver.SettingsStore.
+func (s *Store) BudgetSettings(ctx context.Context) (budgetdriver.Settings, error) {
+	var out budgetdriver.Settings
 	err := s.r.QueryRowContext(ctx, `SELECT generation, doc FROM budget_settings WHERE id = 1`).Scan(&out.Generation, &out.Doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		return budget.StoreSettings{}, nil
+		return budgetdriver.Settings{}, nil
 	}
 	if err != nil {
-		return budget.StoreSettings{}, fmt.Errorf("sqlite: read budget settings: %w", err)
+		return budgetdriver.Settings{}, fmt.Errorf("sqlite: read budget settings: %w", err)
 	}
 	return out, nil
 }
 
-// BudgetPutSettings implements budget.SettingsStore.
-func (s *Store) BudgetPutSettings(ctx context.Context, p budget.StorePutSettingsParams) (bool, error) {
+// BudgetPutSettings implements budgetdriver.SettingsStore.
+func (s *Store) BudgetPutSettings(ctx context.Context, p budgetdriver.PutSettingsParams) (bool, error) {
 	var ok bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE budget_settings SET generation = generation + 1, doc = ?, updated_at = ?

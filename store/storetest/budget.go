@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/internal/storeclock"
 )
@@ -88,13 +89,13 @@ func assertPaced(t *testing.T, grants []budget.Grant, pace time.Duration) {
 	}
 }
 
-func usage(t testing.TB, st budget.Store, day time.Time) map[string]budget.Counter {
+func usage(t testing.TB, st budget.Store, day time.Time) map[string]budgetdriver.Counter {
 	t.Helper()
 	cs, err := st.BudgetUsage(ctx(t), day)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]budget.Counter{}
+	out := map[string]budgetdriver.Counter{}
 	for _, c := range cs {
 		out[c.Scope+"/"+string(c.Kind)] = c
 	}
@@ -272,36 +273,36 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 	t.Run("store contract", func(t *testing.T) {
 		t.Parallel()
 		st := newHarness(t).Open(t)
-		admit := func(p budget.StoreAdmitParams) budget.StoreAdmitResult {
+		admit := func(p budgetdriver.AdmitParams) budgetdriver.AdmitResult {
 			t.Helper()
 			p.Day = budgetDay
 			if p.Now.IsZero() {
 				p.Now = budgetT0
 			}
-			r, err := st.BudgetAdmit(ctx(t), []budget.StoreAdmitParams{p})
+			r, err := st.BudgetAdmit(ctx(t), []budgetdriver.AdmitParams{p})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r[0]
 		}
-		lim := func(scope string, k budget.Kind, cost, limit int64) budget.Charge {
-			return budget.Charge{Scope: scope, Kind: k, Cost: cost, Limited: true, Limit: limit}
+		lim := func(scope string, k budgetdriver.Kind, cost, limit int64) budgetdriver.Charge {
+			return budgetdriver.Charge{Scope: scope, Kind: k, Cost: cost, Limited: true, Limit: limit}
 		}
-		rec := func(scope string, k budget.Kind, cost int64) budget.Charge {
-			return budget.Charge{Scope: scope, Kind: k, Cost: cost}
+		rec := func(scope string, k budgetdriver.Kind, cost int64) budgetdriver.Charge {
+			return budgetdriver.Charge{Scope: scope, Kind: k, Cost: cost}
 		}
 
 		// Work before a total exists; then the total starts at the sum.
 		for _, s := range []string{"a", "b"} {
-			if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{rec(s, budget.CounterSource, 3)}}); !r.Admitted {
+			if r := admit(budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{rec(s, budgetdriver.CounterSource, 3)}}); !r.Admitted {
 				t.Fatalf("record-only charge refused: %+v", r)
 			}
 		}
-		r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("", budget.CounterTotal, 2, 7), rec("a", budget.CounterSource, 2)}})
+		r := admit(budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{lim("", budgetdriver.CounterTotal, 2, 7), rec("a", budgetdriver.CounterSource, 2)}})
 		if r.Admitted || r.Refused != 0 || r.Used != 6 {
 			t.Fatalf("total check %+v; want refused by charge 0 at used 6 (the day's sum)", r)
 		}
-		r = admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("", budget.CounterTotal, 1, 7), rec("a", budget.CounterSource, 1)}})
+		r = admit(budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{lim("", budgetdriver.CounterTotal, 1, 7), rec("a", budgetdriver.CounterSource, 1)}})
 		if !r.Admitted || !r.Slot.Equal(budgetT0) {
 			t.Fatalf("admission within the total %+v", r)
 		}
@@ -310,7 +311,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 			t.Fatalf("usage %+v", u)
 		}
 		// The first refusing charge in order is reported, and nothing moves.
-		r = admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("a", budget.CounterSource, 1, 100), lim("b", budget.CounterSource, 5, 7)}, PaceKey: "a", Pace: time.Second})
+		r = admit(budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{lim("a", budgetdriver.CounterSource, 1, 100), lim("b", budgetdriver.CounterSource, 5, 7)}, PaceKey: "a", Pace: time.Second})
 		if r.Admitted || r.Refused != 1 || r.Used != 3 {
 			t.Fatalf("%+v; want refused by charge 1", r)
 		}
@@ -319,8 +320,8 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		}
 
 		// Pacing: slots, MaxWait, Touch, and giving a slot back.
-		pace := func(now time.Time, maxWait time.Duration, touch bool) budget.StoreAdmitResult {
-			return admit(budget.StoreAdmitParams{Now: now, Charges: []budget.Charge{rec("p", budget.KindSearch, 1)},
+		pace := func(now time.Time, maxWait time.Duration, touch bool) budgetdriver.AdmitResult {
+			return admit(budgetdriver.AdmitParams{Now: now, Charges: []budgetdriver.Charge{rec("p", budgetdriver.Kind(budget.KindSearch), 1)},
 				PaceKey: "p", Pace: time.Second, MaxWait: maxWait, Touch: touch})
 		}
 		if r := pace(budgetT0, 0, false); !r.Admitted || !r.Slot.Equal(budgetT0) {
@@ -337,7 +338,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		}
 		// Giving back a slot that is not the last changes nothing.
 		cancel := func(slot time.Time) {
-			err := st.BudgetCancel(ctx(t), budget.StoreCancelParams{Day: budgetDay, Charges: []budget.Charge{rec("p", budget.KindSearch, 1)},
+			err := st.BudgetCancel(ctx(t), budgetdriver.CancelParams{Day: budgetDay, Charges: []budgetdriver.Charge{rec("p", budgetdriver.Kind(budget.KindSearch), 1)},
 				PaceKey: "p", Pace: time.Second, Slot: slot})
 			if err != nil {
 				t.Fatal(err)
@@ -365,16 +366,16 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		// A closed counter refuses limited charges but not record-only ones.
 		closeUntil := func(scope string, until time.Time) {
 			t.Helper()
-			if err := st.BudgetClose(ctx(t), budget.StoreCloseParams{Day: budgetDay, Scope: scope, Kind: budget.CounterSource, Until: until}); err != nil {
+			if err := st.BudgetClose(ctx(t), budgetdriver.CloseParams{Day: budgetDay, Scope: scope, Kind: budgetdriver.CounterSource, Until: until}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		midnight := budgetDay.AddDate(0, 0, 1)
 		closeUntil("c", midnight)
-		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{lim("c", budget.CounterSource, 1, 100)}}); r.Admitted || !r.Closed || !r.ClosedUntil.Equal(midnight) {
+		if r := admit(budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{lim("c", budgetdriver.CounterSource, 1, 100)}}); r.Admitted || !r.Closed || !r.ClosedUntil.Equal(midnight) {
 			t.Fatalf("closed counter %+v; want refused as closed until midnight", r)
 		}
-		if r := admit(budget.StoreAdmitParams{Charges: []budget.Charge{rec("c", budget.CounterSource, 1)}}); !r.Admitted {
+		if r := admit(budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{rec("c", budgetdriver.CounterSource, 1)}}); !r.Admitted {
 			t.Fatalf("record-only on a closed counter %+v", r)
 		}
 		// Closed until an instant: open again from then on; a shorter
@@ -382,7 +383,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		soon := budgetT0.Add(time.Minute).Truncate(time.Microsecond)
 		closeUntil("d", soon)
 		closeUntil("d", budgetT0.Add(time.Second))
-		limD := budget.StoreAdmitParams{Charges: []budget.Charge{lim("d", budget.CounterSource, 1, 100)}}
+		limD := budgetdriver.AdmitParams{Charges: []budgetdriver.Charge{lim("d", budgetdriver.CounterSource, 1, 100)}}
 		if r := admit(limD); r.Admitted || !r.Closed || !r.ClosedUntil.Equal(soon) {
 			t.Fatalf("counter closed for a minute %+v; want refused until %v", r, soon)
 		}
@@ -396,8 +397,8 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 
 		// Prune.
 		old := budgetDay.AddDate(0, 0, -3)
-		if r, err := st.BudgetAdmit(ctx(t), []budget.StoreAdmitParams{{Day: old, Now: old, Charges: []budget.Charge{rec("a", budget.KindSearch, 1)},
-			Grant: &budget.StoreGrant{ID: "g_00000000000000000000000000000001", Day: old, Kind: budget.KindBytes, Cost: 1, CreatedAt: old}}}); err != nil || !r[0].Admitted {
+		if r, err := st.BudgetAdmit(ctx(t), []budgetdriver.AdmitParams{{Day: old, Now: old, Charges: []budgetdriver.Charge{rec("a", budgetdriver.Kind(budget.KindSearch), 1)},
+			Grant: &budgetdriver.Grant{ID: "g_00000000000000000000000000000001", Day: old, Kind: budgetdriver.Kind(budget.KindBytes), Cost: 1, CreatedAt: old}}}); err != nil || !r[0].Admitted {
 			t.Fatal(r, err)
 		}
 		n, err := st.BudgetPrune(ctx(t), budgetDay)
@@ -412,7 +413,7 @@ func testBudget(t *testing.T, newHarness NewFunc) {
 		if len(usage(t, st, budgetDay)) == 0 {
 			t.Fatal("prune removed today's counters")
 		}
-		if _, err := st.BudgetSettle(ctx(t), budget.StoreSettleParams{ID: "g_00000000000000000000000000000001", Today: old, Now: old}); !errors.Is(err, budget.ErrGrantNotFound) {
+		if _, err := st.BudgetSettle(ctx(t), budgetdriver.SettleParams{ID: "g_00000000000000000000000000000001", Today: old, Now: old}); !errors.Is(err, budget.ErrGrantNotFound) {
 			t.Fatalf("settle of a pruned grant: %v; want ErrGrantNotFound", err)
 		}
 	})

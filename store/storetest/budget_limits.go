@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hostguard/hostguard/budget"
+	"github.com/hostguard/hostguard/budget/budgetdriver"
 	"github.com/hostguard/hostguard/internal/clocktest"
 )
 
@@ -85,24 +86,24 @@ func testBudgetLimits(t *testing.T, newHarness NewFunc) {
 		if _, err := b.Admit(ctx(t), budget.AdmitParams{Kind: budget.KindBytes, Cost: 1}); !errors.Is(err, budget.ErrExhausted) {
 			t.Fatalf("bytes after settling at MaxAmount: %v; want exhausted", err)
 		}
-		raw := &budget.StoreGrant{ID: "g_00000000000000000000000000000002", Day: budgetDay, Source: "c", Kind: budget.KindBytes, Cost: 1, CreatedAt: budgetT0}
-		rs, err := st.BudgetAdmit(ctx(t), []budget.StoreAdmitParams{{Day: budgetDay, Now: budgetT0,
-			Charges: []budget.Charge{{Scope: "", Kind: budget.KindBytes, Cost: 1}, {Scope: "c", Kind: budget.KindBytes, Cost: 1}}, Grant: raw}})
+		raw := &budgetdriver.Grant{ID: "g_00000000000000000000000000000002", Day: budgetDay, Source: "c", Kind: budgetdriver.Kind(budget.KindBytes), Cost: 1, CreatedAt: budgetT0}
+		rs, err := st.BudgetAdmit(ctx(t), []budgetdriver.AdmitParams{{Day: budgetDay, Now: budgetT0,
+			Charges: []budgetdriver.Charge{{Scope: "", Kind: budgetdriver.Kind(budget.KindBytes), Cost: 1}, {Scope: "c", Kind: budgetdriver.Kind(budget.KindBytes), Cost: 1}}, Grant: raw}})
 		if err != nil || !rs[0].Admitted {
 			t.Fatalf("store admit: %+v, %v", rs, err)
 		}
-		if _, err := st.BudgetSettle(ctx(t), budget.StoreSettleParams{ID: raw.ID, Actual: math.MaxInt64, Today: budgetDay, Now: budgetT0}); err != nil {
+		if _, err := st.BudgetSettle(ctx(t), budgetdriver.SettleParams{ID: raw.ID, Actual: math.MaxInt64, Today: budgetDay, Now: budgetT0}); err != nil {
 			t.Fatalf("store settle at 2^63-1: %v", err)
 		}
 		// A record-only charge of 2^63-1 straight to the store, and a
 		// refund larger than the counter.
-		rs, err = st.BudgetAdmit(ctx(t), []budget.StoreAdmitParams{{Day: budgetDay, Now: budgetT0,
-			Charges: []budget.Charge{{Scope: "b", Kind: budget.KindForeground, Cost: math.MaxInt64}}}})
+		rs, err = st.BudgetAdmit(ctx(t), []budgetdriver.AdmitParams{{Day: budgetDay, Now: budgetT0,
+			Charges: []budgetdriver.Charge{{Scope: "b", Kind: budgetdriver.Kind(budget.KindForeground), Cost: math.MaxInt64}}}})
 		if err != nil || !rs[0].Admitted {
 			t.Fatalf("store record-only at 2^63-1: %+v, %v", rs, err)
 		}
-		if err := st.BudgetCancel(ctx(t), budget.StoreCancelParams{Day: budgetDay,
-			Charges: []budget.Charge{{Scope: "a", Kind: budget.KindGapPage, Cost: math.MaxInt64}}}); err != nil {
+		if err := st.BudgetCancel(ctx(t), budgetdriver.CancelParams{Day: budgetDay,
+			Charges: []budgetdriver.Charge{{Scope: "a", Kind: budgetdriver.Kind(budget.KindGapPage), Cost: math.MaxInt64}}}); err != nil {
 			t.Fatalf("store cancel: %v", err)
 		}
 
@@ -155,7 +156,7 @@ func testBudgetLimits(t *testing.T, newHarness NewFunc) {
 	})
 }
 
-func usageList(t testing.TB, st budget.Store) []budget.Counter {
+func usageList(t testing.TB, st budget.Store) []budgetdriver.Counter {
 	t.Helper()
 	cs, err := st.BudgetUsage(ctx(t), budgetDay)
 	if err != nil {
