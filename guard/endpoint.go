@@ -36,20 +36,23 @@ type endpoint struct {
 	key string
 
 	// Read and written without the lock.
-	seq     atomic.Uint64             // last admission number handed out
-	out     atomic.Int64              // tickets admitted and not yet settled
-	flags   atomic.Uint32             // fOpen, fEvidence, fDemand, fEvicted
-	used    atomic.Bool               // used since the last sweep or pass of the eviction hand
-	seen    atomic.Int64              // when the record was created or last seen in use, as Guard.since
-	openNs  atomic.Int64              // end of the open period, as Guard.since; meaningful while fOpen
-	openErr atomic.Pointer[OpenError] // the last fast-fail error handed out, shared by callers
-	need    atomic.Int64              // what the endpoint recently needed to answer, in ns; see latency.go
-	doubt   atomic.Int64              // since+1 of the first give-up its need excused since its last answer; 0: none
+	seq atomic.Uint64 // last admission number handed out
+	out atomic.Int64  // tickets admitted and not yet settled
+	// The highest admission number answered; see Ticket.sentBeforeAnAnswer.
+	// Beside out, which every answer writes already, so that it costs the
+	// closed path no other cache line.
+	answered atomic.Uint64
+	flags    atomic.Uint32             // fOpen, fEvidence, fDemand, fEvicted
+	used     atomic.Bool               // used since the last sweep or pass of the eviction hand
+	seen     atomic.Int64              // when the record was created or last seen in use, as Guard.since
+	openNs   atomic.Int64              // end of the open period, as Guard.since; meaningful while fOpen
+	openErr  atomic.Pointer[OpenError] // the last fast-fail error handed out, shared by callers
+	need     atomic.Int64              // what the endpoint recently needed to answer, in ns; see latency.go
+	doubt    atomic.Int64              // since+1 of the first give-up its need excused since its last answer; 0: none
 	// One past the coarse clock's reading at the last answer, as
 	// Guard.since (a lower bound of its time); 0 for none. Kept only by a
 	// sharing guard.
 	answeredAt atomic.Int64
-	answered   atomic.Uint64 // the highest admission number answered; see Ticket.sentBeforeAnAnswer
 
 	mu        sync.Mutex    // guards the fields below
 	open      bool          // tripped: Open until openUntil, HalfOpen from then on
