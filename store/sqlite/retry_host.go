@@ -53,20 +53,27 @@ const retryHostWakesSQL = `UPDATE retry_host_wakes SET events = events + ?1, n =
 // of that index, and the chunked wake took three times as long as the
 // single transaction.
 //
-// 128 rather than 256: at the same load (about 15 on two cores), chunks
-// of 256 woke 100 000 items in 0.79 and 1.16 s with a claim's p99 during
-// the wake at 43 and 36 ms; chunks of 128, in 1.15 and 1.34 s with it at
-// 21 and 19 ms. The items are spread over a minute anyway; the claims
-// wait now.
-const retryWakeChunk = 128
+// A wake takes chunks of retryWakeChunk while no other write queues for
+// the writer, and of retryWakeChunkShared after one did: a claim then
+// waits for a small chunk, and a wake nobody waits behind keeps the
+// larger chunk's speed. On one machine, 100 000 items: fixed chunks of 128
+// woke them in 0.68–0.86 s with a claim's p99 during the wake at 3.0–4.5×
+// its p99 without; of 48, in 0.83–1.07 s at 1.7–1.8×; of 32, in 1.16 s
+// at 1.7–2.0×. Chunks of 128 that drop to 32 while claims queue: 0.62–0.88
+// s, and 1.7–2.3×; dropping to 16: 1.6–1.8×, the wake taking about twice
+// as long while claims run (docs/benchmarks.md).
+const (
+	retryWakeChunk       = 128
+	retryWakeChunkShared = 16
+)
 
-// retryWakeCheckpointEvery is how many chunks of a wake run between its
-// own checkpoints (see checkpointer.passive), about 32 000 items. Without
-// them a wake of 100 000 items grew the WAL past its bound at least once,
-// and the TRUNCATE checkpoint that followed held every claim for tens of
+// retryWakeCheckpointItems is how many items a wake moves between its
+// own checkpoints (see checkpointer.passive). Without them a wake of
+// 100 000 items grew the WAL past its bound at least once, and the
+// TRUNCATE checkpoint that followed held every claim for tens of
 // milliseconds. Every 8 000 items gave a shorter tail and a wake twice as
 // long.
-const retryWakeCheckpointEvery = 256
+const retryWakeCheckpointItems = 32_768
 
 // RetryWakeHost implements retrydriver.Store in chunks of retryWakeChunk items,
 // one write transaction each with its share of the counter, when a read
@@ -89,14 +96,15 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retrydriver.WakeHostParams)
 	if !found {
 		return retrydriver.WakeHostResult{}, nil
 	}
-	var woken, chunks int64
+	var woken, sinceCkpt int64
+	size, waits := int64(retryWakeChunk), s.w.Stats().WaitCount
 	for _, class := range q.Classes {
 		for after := int64(0); ; {
 			var n int64
 			err := s.tx(ctx, func(tx *sql.Tx) error {
 				n = 0
-				lo, hi := share(now, spread, woken, parked), share(now, spread, woken+retryWakeChunk, parked)
-				rows, err := tx.StmtContext(ctx, st[0]).QueryContext(ctx, now, spread, q.Host, class, after, retryWakeChunk, lo, hi-lo)
+				lo, hi := share(now, spread, woken, parked), share(now, spread, woken+size, parked)
+				rows, err := tx.StmtContext(ctx, st[0]).QueryContext(ctx, now, spread, q.Host, class, after, size, lo, hi-lo)
 				if err != nil {
 					return err
 				}
@@ -131,14 +139,19 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retrydriver.WakeHostParams)
 				break
 			}
 			woken += n
-			if chunks++; chunks%retryWakeCheckpointEvery == 0 {
+			if sinceCkpt += n; sinceCkpt >= retryWakeCheckpointItems {
 				s.ckpt.passive(ctx)
+				sinceCkpt = 0
 			}
 			// Claims waiting for the next due item hear of each chunk:
 			// one of its items may be due before any they know of.
 			s.retrySignal().Fire()
-			if n < retryWakeChunk {
+			if n < size {
 				break
+			}
+			size = retryWakeChunk
+			if w := s.w.Stats().WaitCount; w != waits {
+				size, waits = retryWakeChunkShared, w
 			}
 		}
 	}
