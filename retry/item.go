@@ -23,31 +23,24 @@ const (
 // State is where an item is in its life.
 type State int
 
-// The states of an item. Their numeric values are stored in the database
-// and must not change.
+// The states of an item. Their numeric values are the driver's, which
+// stores them.
 const (
 	// Pending items have never been handed to a worker (or every lease on
 	// them was released unused).
-	Pending State = 0
+	Pending = State(retrydriver.Pending)
 	// Scheduled items have been tried and wait for their next attempt.
-	Scheduled State = 1
+	Scheduled = State(retrydriver.Scheduled)
 	// Leased items are held by a worker until the lease ends.
-	Leased State = 2
+	Leased = State(retrydriver.Leased)
 	// Done items succeeded. They stay until Forget.
-	Done State = 3
+	Done = State(retrydriver.Done)
 )
-
-var stateNames = [...]string{"pending", "scheduled", "leased", "done"}
 
 // States lists every state in order.
 var States = []State{Pending, Scheduled, Leased, Done}
 
-func (s State) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
+func (s State) String() string { return retrydriver.State(s).String() }
 
 // Valid reports whether s is one of the four states.
 func (s State) Valid() bool { return s >= Pending && s <= Done }
@@ -62,9 +55,9 @@ func (s State) MarshalText() ([]byte, error) {
 
 // UnmarshalText is the inverse of MarshalText.
 func (s *State) UnmarshalText(b []byte) error {
-	for i, n := range stateNames {
-		if string(b) == n {
-			*s = State(i)
+	for _, st := range States {
+		if string(b) == st.String() {
+			*s = st
 			return nil
 		}
 	}

@@ -14,39 +14,25 @@ import (
 // Op is what a worker does with a lease.
 type Op int
 
-// The lease operations. Their numeric values are stored in the database
-// (as the record of how a lease was settled) and must not change.
+// The lease operations. Their numeric values are the driver's, which
+// stores them as the record of how a lease was settled.
 const (
 	// OpSucceed marks the item done.
-	OpSucceed Op = 1
+	OpSucceed = Op(retrydriver.OpSucceed)
 	// OpFail counts a failure of a class and schedules the next attempt on
 	// that class's ladder.
-	OpFail Op = 2
+	OpFail = Op(retrydriver.OpFail)
 	// OpRelease gives the item back without counting the attempt; it is due
 	// again at once.
-	OpRelease Op = 3
+	OpRelease = Op(retrydriver.OpRelease)
 	// OpExtend moves the lease's end to now + the given duration.
-	OpExtend Op = 4
+	OpExtend = Op(retrydriver.OpExtend)
 	// opExpire is the scheduler's own settlement of a lease that ran out
 	// too often in a row. Workers never send it.
-	opExpire Op = 5
+	opExpire = Op(retrydriver.OpExpire)
 )
 
-func (o Op) String() string {
-	switch o {
-	case OpSucceed:
-		return "succeed"
-	case OpFail:
-		return "fail"
-	case OpRelease:
-		return "release"
-	case OpExtend:
-		return "extend"
-	case opExpire:
-		return "expire"
-	}
-	return fmt.Sprintf("Op(%d)", int(o))
-}
+func (o Op) String() string { return retrydriver.Op(o).String() }
 
 // LeaseRef names a lease: the item and the token Claim returned with it.
 type LeaseRef struct {

@@ -9,18 +9,13 @@ import "fmt"
 // the two sets of values equal.
 type State int
 
-// The states of an item. Their numeric values are stored in the database
-// and must not change.
+// The states of an item (retry.State documents each). Their numeric
+// values are stored in the database and must not change.
 const (
-	// Pending items have never been handed to a worker (or every lease on
-	// them was released unused).
-	Pending State = 0
-	// Scheduled items have been tried and wait for their next attempt.
+	Pending   State = 0
 	Scheduled State = 1
-	// Leased items are held by a worker until the lease ends.
-	Leased State = 2
-	// Done items succeeded.
-	Done State = 3
+	Leased    State = 2
+	Done      State = 3
 )
 
 var stateNames = [...]string{"pending", "scheduled", "leased", "done"}
