@@ -9,14 +9,18 @@ import (
 	"github.com/hostguard/hostguard/failure"
 )
 
+// doorShare is the cap over the door's slots.
+const doorShare = 8
+
 // door decides which new endpoints earn a record once the guard holds
-// MaxEndpoints of them: one seen again soon, or one that fails. An
+// about MaxEndpoints of them (see admit): one seen again soon, or one
+// that fails. An
 // endpoint seen once and answering carries no evidence a record would
 // keep, and making it one costs an eviction, an allocation and the lock
 // every new endpoint queues for; a stream of such endpoints would pay it
 // on every call and push out records in use. So at the cap a first
 // sighting only leaves the endpoint's fingerprint here, and its ticket
-// is held by no record (see Ticket.fromDoor): a host-level failure, or
+// is held by no record (kDoor): a host-level failure, or
 // an answer slow enough to matter to the wait rule, makes the record
 // then. A second sighting while the fingerprint is still here makes it
 // at once. This is the doorkeeper of TinyLFU (Einziger, Friedman and
@@ -29,9 +33,6 @@ import (
 // seen again before about that many others were turned away is in use, one
 // seen again only after a whole cap of others is as cold as they are, and
 // a record for it would only be evicted before its next use.
-// doorShare is the cap over the door's slots.
-const doorShare = 8
-
 type door struct {
 	seed  maphash.Seed
 	slots []atomic.Uint32
