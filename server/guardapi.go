@@ -161,8 +161,9 @@ func reportClass(outcome, errorClass string) (failure.Class, error) {
 	return failure.None, badRequest("outcome", "unknown outcome %q; want answered, failed or inconclusive", outcome)
 }
 
-// guardReset reads only the origin of the URL and never logs it: callers
-// reset precisely when an address changed, and it may carry credentials.
+// guardReset reads only the origin of the URL, and logs only that: callers
+// reset precisely when an address changed, and the rest of it may carry
+// credentials.
 func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
 	var req api.ResetRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
@@ -179,6 +180,10 @@ func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
 	if err := s.guard.Reset(req.URL); err != nil {
 		return blame("url", err)
 	}
+	// The guard's key is the origin: scheme, host and port, never a
+	// user, a path or a query.
+	key, _ := guard.Key(req.URL)
+	s.log.Info("server: guard endpoint reset", "endpoint", key)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -188,6 +193,7 @@ func (s *Server) guardReset(w http.ResponseWriter, r *http.Request) error {
 // before it count for nothing. It takes no body.
 func (s *Server) guardResetAll(w http.ResponseWriter, _ *http.Request) error {
 	s.guard.ResetAll()
+	s.log.Info("server: every guard endpoint reset")
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

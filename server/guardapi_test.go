@@ -185,6 +185,9 @@ func TestGuardResetClearsAndListShowsState(t *testing.T) {
 			t.Fatalf("logs carry %q from the URL:\n%s", secret, f.logs.String())
 		}
 	}
+	if !strings.Contains(f.logs.String(), "guard endpoint reset") || !strings.Contains(f.logs.String(), "endpoint=https://reset.example") {
+		t.Fatalf("the reset is not logged with its origin:\n%s", f.logs.String())
+	}
 	decodeInto(t, f.do("GET", "/v1/guard?state=closed", nil), &got)
 	if len(got.Endpoints) != 1 || got.Endpoints[0].State != "closed" {
 		t.Fatalf("closed endpoints after reset: %+v", got.Endpoints)
