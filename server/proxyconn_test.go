@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,56 +100,6 @@ func TestProxyFastPathAnswersAsHTTPServerDid(t *testing.T) {
 	}
 }
 
-// watchedListener reports the proxy loop's client watch reads on its
-// connections: true when one starts, false when it returns. The watch
-// reads one byte at a time; the loop's reads of a head fill its buffer.
-type watchedListener struct {
-	net.Listener
-	events chan<- bool
-}
-
-func (l watchedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &watchedConn{Conn: c, events: l.events}, nil
-}
-
-type watchedConn struct {
-	net.Conn
-	events chan<- bool
-}
-
-func (c *watchedConn) Read(p []byte) (int, error) {
-	if len(p) != 1 {
-		return c.Conn.Read(p)
-	}
-	c.event(true)
-	n, err := c.Conn.Read(p)
-	c.event(false)
-	return n, err
-}
-
-func (c *watchedConn) event(reading bool) {
-	select {
-	case c.events <- reading:
-	default:
-	}
-}
-
-func waitWatch(t *testing.T, events <-chan bool, want bool) {
-	t.Helper()
-	select {
-	case got := <-events:
-		if got != want {
-			t.Fatalf("client watch event %v, want %v", got, want)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no client watch event %v within 10 s", want)
-	}
-}
-
 // TestProxyConnectionCarriesEachRequestsTimers: one keep-alive connection
 // carries a request whose client watch read the connection, requests
 // whose timers were stopped before they fired, and one whose header wait
@@ -160,7 +109,7 @@ func waitWatch(t *testing.T, events <-chan bool, want bool) {
 func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 	t.Parallel()
 	events := make(chan bool, 16)
-	f := setupProxyOn(t, watchedListener{Listener: listen(t), events: events}, func(c *Config) {
+	f := setupProxyOn(t, faulthost.WatchedListener{Listener: listen(t), Events: events}, func(c *Config) {
 		c.HeaderTimeout = 300 * time.Millisecond
 		c.Guard.WaitFloor = 100 * time.Millisecond
 	})
@@ -195,9 +144,9 @@ func TestProxyConnectionCarriesEachRequestsTimers(t *testing.T) {
 
 	send(up.URL, "/slow")
 	<-heard
-	waitWatch(t, events, true)
+	faulthost.WaitWatch(t, events, true)
 	close(release)
-	waitWatch(t, events, false)
+	faulthost.WaitWatch(t, events, false)
 	want(200, "GET /slow")
 	for range 3 {
 		send(up.URL, "/fast")

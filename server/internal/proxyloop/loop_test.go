@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/faulthost"
 )
 
 // harness is a Loop served on 127.0.0.1, with an http.Server on its
@@ -23,7 +25,7 @@ type harness struct {
 }
 
 // serveLoop serves h. With events, the client watch's reads are reported
-// on it (see watchedConn).
+// on it (see faulthost.WatchedListener).
 func serveLoop(t *testing.T, h http.Handler, events chan<- bool) *harness {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,7 +35,7 @@ func serveLoop(t *testing.T, h http.Handler, events chan<- bool) *harness {
 	hs := &harness{addr: ln.Addr().String()}
 	var lis net.Listener = ln
 	if events != nil {
-		lis = watchedListener{Listener: ln, events: events}
+		lis = faulthost.WatchedListener{Listener: ln, Events: events}
 	}
 	quiet := log.New(io.Discard, "", 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -84,56 +86,6 @@ func readAnswer(t *testing.T, br *bufio.Reader, method string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// watchedListener reports the client watch's reads on its connections:
-// true when one starts, false when it returns. The watch reads one byte
-// at a time; the loop's reads of a head fill its buffer.
-type watchedListener struct {
-	net.Listener
-	events chan<- bool
-}
-
-func (l watchedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &watchedConn{Conn: c, events: l.events}, nil
-}
-
-type watchedConn struct {
-	net.Conn
-	events chan<- bool
-}
-
-func (c *watchedConn) Read(p []byte) (int, error) {
-	if len(p) != 1 {
-		return c.Conn.Read(p)
-	}
-	c.event(true)
-	n, err := c.Conn.Read(p)
-	c.event(false)
-	return n, err
-}
-
-func (c *watchedConn) event(reading bool) {
-	select {
-	case c.events <- reading:
-	default:
-	}
-}
-
-func waitWatch(t *testing.T, events <-chan bool, want bool) {
-	t.Helper()
-	select {
-	case got := <-events:
-		if got != want {
-			t.Fatalf("client watch event %v, want %v", got, want)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no client watch event %v within 10 s", want)
-	}
-}
-
 // echo answers a request's method, path and protocol.
 var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
@@ -159,9 +111,9 @@ func TestLoopWatchKeepsAPipelinedByte(t *testing.T) {
 	<-heard
 	// The watcher is reading the connection when the next request comes,
 	// and its read returns with the request's first byte.
-	waitWatch(t, events, true)
+	faulthost.WaitWatch(t, events, true)
 	fmt.Fprint(c, "GET http://a/next HTTP/1.1\r\nHost: a\r\n\r\n")
-	waitWatch(t, events, false)
+	faulthost.WaitWatch(t, events, false)
 	close(release)
 	for _, want := range []string{"GET /slow", "GET /next"} {
 		if code, body := readAnswer(t, br, "GET"); code != 200 || body != want {
