@@ -60,7 +60,7 @@ const retryHostWakesSQL = `UPDATE retry_host_wakes SET events = events + ?1, n =
 // woke them in 0.68–0.86 s with a claim's p99 during the wake at 3.0–4.5×
 // its p99 without; of 48, in 0.83–1.07 s at 1.7–1.8×; of 32, in 1.16 s
 // at 1.7–2.0×. Chunks of 128 that drop to 32 while claims queue: 0.62–0.88
-// s, and 1.7–2.3×; dropping to 16: 1.6–1.8×, the wake taking about twice
+// s, and 1.7–2.3×; dropping to 16: 1.6–2.0×, the wake taking about twice
 // as long while claims run (docs/benchmarks.md).
 const (
 	retryWakeChunk       = 128
