@@ -148,16 +148,25 @@ func TestFastFailOnTheDefaultClock(t *testing.T) {
 		}
 		tk.Failed(errRefused)
 	}
+	tripped := time.Now()
+	// A measurable part of the period passes on the real clock before the
+	// refusals, so that a RetryAfter counted from anything later than the
+	// trip shows.
+	time.Sleep(5 * time.Millisecond)
 	for i := range 3 {
+		asked := time.Now()
 		_, err := g.Acquire("http://a.test/")
+		answered := time.Now()
 		var oe *guard.OpenError
 		if !errors.As(err, &oe) {
 			t.Fatalf("refusal %d: Acquire = %v, want an *OpenError", i, err)
 		}
-		// Rounded up to a whole millisecond, and counted from the trip,
-		// which came after before.
-		if most := openFor - time.Since(before) + time.Millisecond; oe.RetryAfter <= 0 || oe.RetryAfter > most {
-			t.Errorf("refusal %d: RetryAfter = %v, want above 0 and at most %v", i, oe.RetryAfter, most)
+		// The trip came between before and tripped, the refusal's
+		// reading between asked and answered; RetryAfter is rounded up
+		// to a whole millisecond.
+		least, most := openFor-answered.Sub(before), openFor-asked.Sub(tripped)+time.Millisecond
+		if oe.RetryAfter < least || oe.RetryAfter > most {
+			t.Errorf("refusal %d: RetryAfter = %v, want within [%v, %v]", i, oe.RetryAfter, least, most)
 		}
 	}
 }
