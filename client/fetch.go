@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hostguard/hostguard/internal/sflist"
 )
 
 // FetchParams qualify a Fetch; the zero value is a plain GET.
@@ -86,49 +88,15 @@ func (c *Client) Fetch(ctx context.Context, target string, p FetchParams) (*http
 
 // daemonError returns the error type of the hostguard member of a
 // Proxy-Status field (RFC 9209), "" when there is none: an upstream's own
-// answer passes through without one.
+// answer passes through without one. It reads the field as the daemon
+// does when it strips an upstream's hostguard members (internal/sflist).
 func daemonError(fields []string) string {
-	for _, member := range splitOutsideQuotes(strings.Join(fields, ","), ',') {
-		params := splitOutsideQuotes(member, ';')
-		if len(params) == 0 || unquote(strings.TrimSpace(params[0])) != "hostguard" {
-			continue
+	members, _ := sflist.Members(strings.Join(fields, ","))
+	for _, m := range members {
+		if strings.EqualFold(sflist.Name(m), "hostguard") {
+			v, _ := sflist.Param(m, "error")
+			return v
 		}
-		for _, p := range params[1:] {
-			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-			if strings.EqualFold(strings.TrimSpace(k), "error") {
-				return unquote(strings.TrimSpace(v))
-			}
-		}
-		return ""
 	}
 	return ""
-}
-
-// splitOutsideQuotes splits s at sep where sep is not inside a quoted
-// string (whose backslash escapes it honours).
-func splitOutsideQuotes(s string, sep byte) []string {
-	var out []string
-	start, quoted := 0, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quoted && c == '\\':
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == sep && !quoted:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
-}
-
-func unquote(s string) string {
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		if u, err := strconv.Unquote(s); err == nil {
-			return u
-		}
-		return s[1 : len(s)-1]
-	}
-	return s
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/hostguard/hostguard/failure"
+	"github.com/hostguard/hostguard/internal/sflist"
 )
 
 // Name is the daemon's Proxy-Status member name.
@@ -143,55 +144,15 @@ func withoutOwnMembers(v string) string {
 	if !strings.Contains(strings.ToLower(v), Name) {
 		return v
 	}
-	var members []string
-	start, quoted := 0, false
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case quoted && c == '\\':
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == ',' && !quoted:
-			members = append(members, v[start:i])
-			start = i + 1
-		}
-	}
-	if quoted {
+	members, ok := sflist.Members(v)
+	if !ok {
 		return ""
 	}
-	members = append(members, v[start:])
 	kept := members[:0]
 	for _, m := range members {
-		if !strings.EqualFold(memberName(m), Name) {
+		if !strings.EqualFold(sflist.Name(m), Name) {
 			kept = append(kept, strings.TrimSpace(m))
 		}
 	}
 	return strings.Join(kept, ", ")
-}
-
-// memberName is the name of one list member: a token, or a quoted string
-// unescaped, before its parameters.
-func memberName(m string) string {
-	// Any white space, not only OWS: the kept members are trimmed the
-	// same way, and a client may read "\vhostguard" as hostguard too.
-	m = strings.TrimSpace(m)
-	if !strings.HasPrefix(m, `"`) {
-		name, _, _ := strings.Cut(m, ";")
-		return strings.TrimSpace(name)
-	}
-	var b strings.Builder
-	for i := 1; i < len(m); i++ {
-		switch c := m[i]; c {
-		case '\\':
-			if i+1 < len(m) {
-				i++
-				b.WriteByte(m[i])
-			}
-		case '"':
-			return b.String()
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
