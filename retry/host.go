@@ -124,9 +124,12 @@ type WakeResult struct {
 //
 // The store finds the items through an index over items with a host, then
 // wakes waiting claims as any other write does (on every node, on
-// PostgreSQL): on PostgreSQL in one statement; on SQLite, whose one writer
-// every claim needs too, in short transactions of a few hundred items
-// each, so that claims go on during a large wake. Calling it again for
+// PostgreSQL), in short transactions of a few hundred (SQLite, whose one
+// writer every claim needs too) or a few thousand items (PostgreSQL), so
+// that claims go on during a large wake. PostgreSQL returns after its
+// first transaction, whose items are due first, and moves the rest in
+// the background, well before the spread makes them due; what is left is
+// stored with the first, and any node finishes it if this one stops. Calling it again for
 // the same recovery finds nothing to do: the items it woke are due within
 // the jitter already. A host that is not a valid host name is an
 // *InputError and changes nothing.

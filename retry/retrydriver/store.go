@@ -82,7 +82,13 @@ type Store interface {
 	// wakes waiting claims as RetryWake says, if it moved any. A store
 	// that moves the items in several transactions and fails part way
 	// returns the items moved so far with its error; calling it again
-	// moves the rest.
+	// moves the rest. A store may also return once the items due first
+	// are moved and move the rest in the background, each group before
+	// its share of the spread begins as far as it can keep up, provided
+	// the rest survive the process: it writes what is left in the
+	// transaction of the first group, and any handle on the store
+	// finishes it. Woken then counts the items the wake found, moved or
+	// left to move.
 	RetryWakeHost(ctx context.Context, p WakeHostParams) (WakeHostResult, error)
 }
 

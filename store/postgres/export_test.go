@@ -42,3 +42,17 @@ func ShiftClusterClock(s *Store, d time.Duration) {
 		panic(err)
 	}
 }
+
+// SetRetryWakeChunks sets how many items a wake of parked items moves
+// before it returns (head) and in each later transaction (chunk), so
+// that a test sees a wake finished in the background with few items.
+// Call it before the first wake.
+func SetRetryWakeChunks(s *Store, head, chunk int64) {
+	s.jobs.head.Store(head)
+	s.jobs.chunk.Store(chunk)
+}
+
+// StopRetryWakeJobs stops s's loop that finishes wakes, as if its node
+// stopped: a wake then moves its first chunk only, and leaves the rest
+// to another store.
+func StopRetryWakeJobs(s *Store) { s.stopWakeJobs() }

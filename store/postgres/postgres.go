@@ -17,6 +17,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hostguard/hostguard/store/internal/migration"
@@ -32,10 +33,12 @@ var migrationFS embed.FS
 type Store struct {
 	pool *pgxpool.Pool
 	wake retryWaker // wakes waiting retry claims; see retry_wake.go
+	jobs wakeJobs   // finishes wakes of parked items; see retry_host.go
 	// clock is the cluster's clock (ClusterNow); see clock.go.
 	clock *clusterClock
 	// txAttempts, when not zero, replaces retryTxAttempts (tests).
 	txAttempts int
+	closeOnce  sync.Once
 }
 
 // Open connects to the database named by dsn (postgres://... or a key=value
@@ -81,6 +84,7 @@ func OpenConfig(ctx context.Context, dsn string, c Config) (*Store, error) {
 		return nil, fmt.Errorf("postgres: read the database's clock: %w", err)
 	}
 	dl.armed.Store(true)
+	s.startWakeJobs()
 	return s, nil
 }
 
@@ -88,10 +92,14 @@ func OpenConfig(ctx context.Context, dsn string, c Config) (*Store, error) {
 // connection (leader election holds one).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close closes every connection of the store.
+// Close stops the store's background work and closes every connection
+// of the store. Calls after the first do nothing.
 func (s *Store) Close() error {
-	s.closeWake()
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		s.stopWakeJobs()
+		s.closeWake()
+		s.pool.Close()
+	})
 	return nil
 }
 

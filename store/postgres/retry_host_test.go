@@ -1,0 +1,228 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hostguard/hostguard/retry"
+	"github.com/hostguard/hostguard/store/postgres"
+	"github.com/hostguard/hostguard/store/storetest"
+)
+
+// fixedClock is a settable clock for the schedulers below.
+type fixedClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fixedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fixedClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func openWithChunks(t *testing.T, dsn string, head, chunk int64) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	postgres.SetRetryWakeChunks(st, head, chunk)
+	return st
+}
+
+// parkItems adds n items of host and fails each once with a timeout.
+func parkItems(t *testing.T, s *retry.Scheduler, host string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	items := make([]retry.NewItem, n)
+	for i := range items {
+		items[i] = retry.NewItem{ID: fmt.Sprintf("%s-%04d", host, i), Host: host}
+	}
+	for len(items) > 0 {
+		k := min(len(items), retry.MaxAdd)
+		if _, err := s.Add(ctx, items[:k]...); err != nil {
+			t.Fatal(err)
+		}
+		items = items[k:]
+	}
+	for parked := 0; parked < n; {
+		ls, err := s.Claim(ctx, retry.ClaimParams{N: retry.MaxClaim, Lease: time.Minute})
+		if err != nil || len(ls) == 0 {
+			t.Fatalf("claim: %d, %v", len(ls), err)
+		}
+		out := make([]retry.Outcome, len(ls))
+		for i, l := range ls {
+			out[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpFail, Class: "timeout"}
+		}
+		errs, err := s.Settle(ctx, out)
+		if err != nil || errors.Join(errs...) != nil {
+			t.Fatalf("settle: %v %v", err, errors.Join(errs...))
+		}
+		parked += len(ls)
+	}
+}
+
+// dueTimes lists every item's next due time.
+func dueTimes(t *testing.T, s *retry.Scheduler) map[string]time.Time {
+	t.Helper()
+	due := map[string]time.Time{}
+	for page := (retry.ListPage{}); ; {
+		var err error
+		page, err = s.List(context.Background(), retry.ListParams{After: page.Next, Limit: retry.MaxListLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			due[it.ID] = it.NextAt
+		}
+		if page.Next == "" {
+			return due
+		}
+	}
+}
+
+// TestRetryWakeFinishesOnAnotherNode: a wake larger than its first chunk
+// moves that chunk, due in the first slice of the spread, before it
+// returns; its node stops; another node's store finishes the wake, each
+// later item in the rest of the spread, the event counted once and every
+// item once; a second wake finds nothing.
+func TestRetryWakeFinishesOnAnotherNode(t *testing.T) {
+	t.Parallel()
+	const n, head, chunk = 430, 50, 40
+	const spread = time.Minute
+	dsn := storetest.PostgresDSN(t)
+	clock := &fixedClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	cfg := retry.Config{Jitter: -1, WakeJitter: spread, Now: clock.Now}
+	a := openWithChunks(t, dsn, head, chunk)
+	postgres.StopRetryWakeJobs(a) // node A finishes nothing in the background
+	sa, err := retry.New(a, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parkItems(t, sa, "big.example", n)
+	at := clock.Now()
+	res, err := sa.WakeHost(context.Background(), "big.example")
+	if err != nil || res.Woken != n {
+		t.Fatalf("WakeHost = %+v, %v; want %d woken (the first chunk now, the rest to follow)", res, err, n)
+	}
+	firstEnd := at.Add(spread * head / n)
+	moved := 0
+	for id, due := range dueTimes(t, sa) {
+		if due.After(at.Add(spread)) {
+			continue
+		}
+		moved++
+		if due.Before(at) || due.After(firstEnd) {
+			t.Errorf("%s, woken before the wake returned, is due at %v; want within the first chunk's slice [%v, %v]", id, due, at, firstEnd)
+		}
+	}
+	if moved != head {
+		t.Fatalf("%d items were due within the spread when the wake returned; want the first chunk, %d", moved, head)
+	}
+	st, err := sa.Stats(context.Background())
+	if err != nil || st.HostWakes != 1 || st.HostWoken != head {
+		t.Fatalf("after the first chunk: wakes %d, woken %d (%v); want 1 and %d", st.HostWakes, st.HostWoken, err, head)
+	}
+	a.Close()
+
+	b := openWithChunks(t, dsn, head, chunk) // its loop takes the job up on Open
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.WaitWakes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := retry.New(b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := dueTimes(t, sb)
+	if len(due) != n {
+		t.Fatalf("listed %d items; want %d", len(due), n)
+	}
+	var late int
+	for id, d := range due {
+		if d.Before(at) || d.After(at.Add(spread)) {
+			t.Errorf("%s is due at %v; want within [%v, %v]", id, d, at, at.Add(spread))
+		}
+		if d.After(firstEnd) {
+			late++
+		}
+	}
+	if late != n-head {
+		t.Errorf("%d items are due after the first chunk's slice; want the %d the other node moved", late, n-head)
+	}
+	st, err = sb.Stats(context.Background())
+	if err != nil || st.HostWakes != 1 || st.HostWoken != n {
+		t.Errorf("after the wake: wakes %d, woken %d (%v); want 1 and %d", st.HostWakes, st.HostWoken, err, n)
+	}
+	if again, err := sb.WakeHost(context.Background(), "big.example"); err != nil || again.Woken != 0 {
+		t.Errorf("a second wake for the same recovery = %+v, %v; want nothing moved", again, err)
+	}
+}
+
+// TestRetryWakeNewerReplacesOlder: a host's second wake while its first
+// is unfinished takes its place, with its own time, and finishes both.
+func TestRetryWakeNewerReplacesOlder(t *testing.T) {
+	t.Parallel()
+	const n, head, chunk = 300, 60, 60
+	const spread = time.Minute
+	dsn := storetest.PostgresDSN(t)
+	clock := &fixedClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	cfg := retry.Config{Jitter: -1, WakeJitter: spread, Now: clock.Now}
+	a := openWithChunks(t, dsn, head, chunk)
+	postgres.StopRetryWakeJobs(a)
+	sa, err := retry.New(a, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parkItems(t, sa, "twice.example", n)
+	ctx := context.Background()
+	if _, err := sa.WakeHost(ctx, "twice.example"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Minute)
+	second := clock.Now()
+	if res, err := sa.WakeHost(ctx, "twice.example"); err != nil || res.Woken != n-head {
+		t.Fatalf("second WakeHost = %+v, %v; want the %d the first had left", res, err, n-head)
+	}
+	var jobs int
+	var jobAt time.Time
+	if err := a.Pool().QueryRow(ctx, `SELECT count(*), max(at) FROM retry_wake_jobs`).Scan(&jobs, &jobAt); err != nil {
+		t.Fatal(err)
+	}
+	if jobs != 1 || !jobAt.Equal(second) {
+		t.Fatalf("%d wake jobs, the newest at %v; want one, the second wake's (%v)", jobs, jobAt, second)
+	}
+	b := openWithChunks(t, dsn, head, chunk)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := b.WaitWakes(wctx); err != nil {
+		t.Fatal(err)
+	}
+	var first, later int
+	for id, d := range dueTimes(t, sa) {
+		switch {
+		case d.Before(second):
+			first++
+		case d.After(second.Add(spread)):
+			t.Errorf("%s is due at %v: no wake moved it", id, d)
+		default:
+			later++
+		}
+	}
+	if first != head || later != n-head {
+		t.Errorf("%d items woken by the first wake and %d by the second; want %d and %d", first, later, head, n-head)
+	}
+}
