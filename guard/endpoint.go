@@ -18,6 +18,7 @@ const (
 	fTrial                // the half-open trial slot is taken: refuse with RetryAfter 0
 	fAsked                // an Acquire was refused while the trial was out: demand for the next open period
 	fEvicted              // being evicted or gone: look the key up again
+	fCheck                // the trial slot holds a check of the opening (startCheck): refuse by the open period
 )
 
 // endpoint is the record of one endpoint.
@@ -94,7 +95,7 @@ func (ep *endpoint) setTrial(seq uint64) {
 	if seq != 0 {
 		ep.flags.Or(fTrial)
 	} else {
-		ep.flags.And(^uint32(fTrial))
+		ep.flags.And(^uint32(fTrial | fCheck))
 	}
 }
 

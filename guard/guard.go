@@ -166,7 +166,7 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 // when its flags were read. ok is false when ep was evicted meanwhile and
 // the caller must look the key up again.
 func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool) {
-	if f&fTrial != 0 {
+	if f&(fTrial|fCheck) == fTrial {
 		// Half-open with the trial out, a probe or a caller's: refuse
 		// without the lock or the clock. The step to half-open was
 		// reported when the trial was admitted. The refusal is demand:

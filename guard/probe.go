@@ -6,11 +6,13 @@ import (
 )
 
 // probeRun is one probe: the trial ticket it holds and the context that
-// stops it early.
+// stops it early. A check (see startCheck) only ever closes: its failure
+// leaves the opening it tests as it was.
 type probeRun struct {
 	t      *Ticket
 	ctx    context.Context
 	cancel context.CancelFunc
+	check  bool
 }
 
 // noteDemand records that a caller was refused during the open period and,
@@ -83,6 +85,26 @@ func (g *Guard) probeDue(ep *endpoint, cycle uint64) {
 // running. The caller must then run it with runProbe. Call with ep.mu held
 // and the slot free.
 func (g *Guard) startProbe(ep *endpoint) *probeRun {
+	run := g.newProbe(ep, false)
+	if run == nil {
+		return nil
+	}
+	// The probe answers the demand; if it ends inconclusive, the next
+	// Acquire is an ordinary trial rather than another probe.
+	ep.demand = false
+	ep.flags.And(^uint32(fDemand))
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	return run
+}
+
+// newProbe takes ep's trial slot for a probe (a check, if check) and
+// returns it, or returns nil when no probe may start: the guard has no
+// Probe, is closed, or MaxProbes are running. Call with ep.mu held and
+// the slot free.
+func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 	if g.cfg.Probe == nil {
 		return nil
 	}
@@ -104,17 +126,36 @@ func (g *Guard) startProbe(ep *endpoint) *probeRun {
 	ep.out.Add(1)
 	ep.markUsed()
 	ctx, cancel := context.WithCancel(g.ctx)
-	run := &probeRun{t: t, ctx: ctx, cancel: cancel}
+	run := &probeRun{t: t, ctx: ctx, cancel: cancel, check: check}
 	ep.probe = run
-	// The probe answers the demand; if it ends inconclusive, the next
-	// Acquire is an ordinary trial rather than another probe.
-	ep.demand = false
-	ep.flags.And(^uint32(fDemand))
-	if ep.timer != nil {
-		ep.timer.Stop()
-		ep.timer = nil
+	if check {
+		// Within the open period callers are refused by it, not told
+		// to come back at once as while a half-open trial runs.
+		ep.flags.Or(fCheck)
 	}
 	return run
+}
+
+// startCheck starts a check of an opening that timeouts just made, when
+// the endpoint has been seen answering: a timeout is news about the
+// moment its request was sent, a whole wait before it was reported, and a
+// host that hung then may have come back since (a flapping host whose
+// outage ended while its requests still waited). Nothing admitted after
+// those requests has answered, or the failures would not have counted
+// (sentBeforeAnAnswer), so the guard asks for such an answer itself: one
+// probe, with the wait an answering host needs (probeWait). An answer
+// closes the endpoint, by the rule that made the timeouts older news;
+// anything else leaves the opening as it was, its end and its growth
+// untouched, and the probe at its end still runs on demand. Requests
+// fail fast meanwhile, as during any open period. An endpoint never seen
+// answering gets no check: its probe's wait would be a whole timeout, and
+// a host that never answered has nothing to come back to. Call with
+// ep.mu held, just after the trip.
+func (g *Guard) startCheck(ep *endpoint) *probeRun {
+	if ep.need.Load() == 0 || ep.trial != 0 {
+		return nil
+	}
+	return g.newProbe(ep, true)
 }
 
 // runProbe calls Probe and settles its ticket with the outcome, by the
@@ -142,6 +183,9 @@ func (g *Guard) runProbe(run *probeRun) {
 	switch {
 	case err == nil:
 		run.t.AnsweredAfter(g.cfg.Now().Sub(start))
+	case run.check:
+		// The opening stands as it was; the deferred Release frees the
+		// slot for the probe at its end.
 	case wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil:
 		// The guard's own wait ran out: judged by the wait rule, like
 		// any caller's give-up.

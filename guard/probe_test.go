@@ -19,6 +19,16 @@ var trip = []step{
 	{do: "state", want: "open"},
 }
 
+// seenUp is an answer in 2s from the default endpoint: its need is known.
+var seenUp = []step{{do: "acquire", tk: "up"}, {do: "answer-after", tk: "up", want: "2s"}}
+
+// lateTrip opens the default endpoint at 40s on two timeouts reported
+// 10s after their requests were sent.
+var lateTrip = []step{
+	{at: 20 * s, do: "acquire", tk: "a"}, {at: 30 * s, do: "fail", tk: "a", want: "timeout-after-10s"},
+	{at: 30 * s, do: "acquire", tk: "b"}, {at: 40 * s, do: "fail", tk: "b", want: "timeout-after-10s"},
+}
+
 func rows(parts ...[]step) []step {
 	var out []step
 	for _, p := range parts {
@@ -254,6 +264,62 @@ func TestProbeRules(t *testing.T) {
 			{at: 38 * s, do: "fail", tk: "bt"},
 			{at: 40 * s, do: "acquire", url: "http://b.test/", want: "open 28s"},
 			{at: 68 * s, do: "probes", want: "2"},
+		})},
+		"timeouts that trip an endpoint seen answering start a check, whose answer closes it": {rows: rows(seenUp, lateTrip, []step{
+			{at: 40 * s, do: "probes", want: "1"},
+			{at: 40 * s, do: "state", want: "open"},
+			{at: 40 * s, do: "acquire", want: "open 30s"},
+			{at: 41 * s, do: "probe", want: "answer"},
+			{at: 41 * s, do: "state", want: "closed"},
+			{at: 41 * s, do: "acquire", want: "ok"},
+		})},
+		"a check that fails leaves the opening as it was": {rows: rows(seenUp, lateTrip, []step{
+			{at: 40 * s, do: "acquire", want: "open 30s"},
+			{at: 45 * s, do: "probe", want: "timeout"},
+			{at: 45 * s, do: "state", want: "open"},
+			{at: 45 * s, do: "acquire", want: "open 25s"},
+			// The demand before and during the check is served at the
+			// period's end by the usual probe.
+			{at: 70*s - 1, do: "probes", want: "1"},
+			{at: 70 * s, do: "probes", want: "2"},
+			{at: 71 * s, do: "probe", want: "timeout"},
+			// That probe was the period's trial: it re-opens, longer.
+			{at: 71 * s, do: "acquire", want: "open 30s"},
+			{at: 200 * s, do: "probes", want: "3"},
+		})},
+		"a check waits what the endpoint needs": {rows: rows(seenUp, lateTrip, []step{
+			// 2s needed: a wait of 1.25 × 4 × 2s = 10s.
+			{at: 50*s - 1, do: "cancelled", want: "false"},
+			{at: 50 * s, do: "state", want: "open"},
+			{at: 50 * s, do: "acquire", want: "open 20s"},
+			{at: 70 * s, do: "probes", want: "2"},
+		})},
+		"a check runs once per trip, not for the failed probe's re-opening": {rows: rows(seenUp, lateTrip, []step{
+			{at: 40 * s, do: "acquire", want: "open 30s"},
+			{at: 41 * s, do: "probe", want: "timeout"},
+			{at: 70 * s, do: "probes", want: "2"},
+			{at: 71 * s, do: "probe", want: "timeout-after-1s"},
+			{at: 71 * s, do: "state", want: "open"},
+			{at: 72 * s, do: "probes", want: "2"},
+		})},
+		"timeouts of an endpoint never seen answering start no check": {rows: rows(lateTrip, []step{
+			{at: 40 * s, do: "state", want: "open"},
+			{at: 40 * s, do: "probes", want: "0"},
+		})},
+		"refusals start no check: they are news of the moment they are reported": {rows: rows(seenUp, trip, []step{
+			{do: "probes", want: "0"},
+			{at: 29 * s, do: "probes", want: "0"},
+		})},
+		"a reset during a check wins": {stubborn: true, rows: rows(seenUp, lateTrip, []step{
+			{at: 41 * s, do: "reset"},
+			{at: 41 * s, do: "cancelled", want: "true"},
+			{at: 41 * s, do: "state", want: "closed"},
+			{at: 42 * s, do: "probe", want: "timeout"},
+			{at: 42 * s, do: "state", want: "closed"},
+		})},
+		"at MaxProbes a trip starts no check": {cfg: guard.Config{MaxProbes: -1}, rows: rows(seenUp, lateTrip, []step{
+			{at: 40 * s, do: "probes", want: "0"},
+			{at: 40 * s, do: "state", want: "open"},
 		})},
 		"close cancels the running probe and stops the others' timers": {rows: rows(trip, []step{
 			{at: 10 * s, do: "acquire", want: "open 20s"},

@@ -212,9 +212,16 @@ func (t *Ticket) Failed(err error) {
 		g.noteTime(now)
 		tr.pub = Transition{Endpoint: ep.key, Change: ChangeOpened, At: now, Until: ep.openUntil, Since: since}
 	}
+	var check *probeRun
+	if tripped && !owner && owed > 0 {
+		check = g.startCheck(ep)
+	}
 	tr.add(ep, ep.state(now))
 	ep.mu.Unlock()
 	g.report(ep, &tr)
+	if check != nil {
+		go g.runProbe(check)
+	}
 }
 
 // sentBeforeAnAnswer reports whether a request admitted after this
