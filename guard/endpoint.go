@@ -85,7 +85,8 @@ type endpoint struct {
 	cycle  uint64      // bumped whenever the record trips or clears, so a late timer knows it is stale
 
 	// Sharing; see share.go.
-	claimed uint64 // the cycle whose lease this guard has asked for
+	claimed uint64     // the cycle whose lease this guard has asked for
+	waiter  *claimWait // the caller waiting for that lease to be its trial, if one is
 }
 
 // setTrial gives the trial slot to the ticket numbered seq, or frees it

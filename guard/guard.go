@@ -213,12 +213,24 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	}
 	if g.claimFirst(ep) {
 		// Sharing: the cluster runs one trial per open period, so this
-		// guard asks for the lease first and refuses meanwhile.
-		ep.flags.Or(fAsked)
+		// guard asks for the lease first. Without demand this caller
+		// would be the trial: it waits a moment for the lease.
 		cycle := ep.cycle
+		var w *claimWait
+		if !ep.demand {
+			w = &claimWait{got: make(chan *Ticket, 1)}
+			ep.waiter = w
+		} else {
+			ep.flags.Or(fAsked)
+		}
 		ep.mu.Unlock()
 		g.report(ep, &tr)
 		go g.claim(ep, cycle)
+		if w != nil {
+			if t := g.awaitLease(ep, w); t != nil {
+				return t, nil, true
+			}
+		}
 		return nil, ep.openError(0), true
 	}
 	if ep.demand {

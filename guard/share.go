@@ -299,11 +299,53 @@ func (g *Guard) claimFirst(ep *endpoint) bool {
 	return true
 }
 
+// claimInline is how long the first caller after an open period without
+// demand waits for the cluster's lease to make it the trial, as it would
+// be on a node of its own. A lease is one statement on the store, a
+// millisecond or two; a store slower than this leaves the caller refused
+// with RetryAfter 0, as every caller is while a trial runs, and the lease,
+// when it comes, starts a probe instead.
+const claimInline = 50 * time.Millisecond
+
+// claimWait is a caller waiting for the lease (see claimInline): claim
+// sends it the trial's ticket, or nil when another guard holds the lease.
+type claimWait struct {
+	got chan *Ticket // buffer 1
+}
+
+// awaitLease waits up to claimInline for claim's word to w and returns
+// the trial's ticket if this caller got it. On giving up it withdraws w,
+// and takes a ticket claim sent meanwhile.
+func (g *Guard) awaitLease(ep *endpoint, w *claimWait) *Ticket {
+	timer := time.NewTimer(claimInline)
+	defer timer.Stop()
+	select {
+	case t := <-w.got:
+		return t
+	case <-timer.C:
+	}
+	ep.mu.Lock()
+	if ep.waiter == w {
+		ep.waiter = nil
+	}
+	ep.mu.Unlock()
+	select {
+	case t := <-w.got:
+		return t
+	default:
+		// Refused: that is demand, as for any caller refused while the
+		// trial is out.
+		ep.flags.Or(fAsked)
+		return nil
+	}
+}
+
 // claim asks the Sharer for ep's lease for the open period of cycle. If it
-// is held here (or the Sharer fails), the slot is freed and a probe starts
-// when the guard has one, else the next Acquire is the trial; if another
-// guard holds it, the slot stays taken until that guard's result arrives
-// through Apply or the lease expires, when this guard asks again.
+// is held here (or the Sharer fails), the slot is freed and goes to the
+// caller waiting for it (see claimInline), or to a probe when the guard
+// has one, else the next Acquire is the trial; if another guard holds it,
+// the slot stays taken until that guard's result arrives through Apply or
+// the lease expires, when this guard asks again.
 func (g *Guard) claim(ep *endpoint, cycle uint64) {
 	defer g.running.Done()
 	ep.mu.Lock()
@@ -311,17 +353,40 @@ func (g *Guard) claim(ep *endpoint, cycle uint64) {
 	ep.mu.Unlock()
 	lease, err := g.claimer.Claim(g.ctx, ClaimParams{Endpoint: ep.key, Until: until})
 	ep.mu.Lock()
+	w := ep.waiter
+	ep.waiter = nil
 	if ep.evicted || ep.cycle != cycle || ep.trial != leaseWait {
 		ep.mu.Unlock()
+		if w != nil {
+			w.got <- nil
+		}
 		return
 	}
 	if err == nil && !lease.Held && !g.closed.Load() {
 		wait := max(lease.Expires.Sub(g.cfg.Now()), 0)
 		ep.timer = time.AfterFunc(wait, func() { g.leaseExpired(ep, cycle) })
 		ep.mu.Unlock()
+		if w != nil {
+			w.got <- nil
+		}
 		return
 	}
 	ep.setTrial(0)
+	if w != nil && g.disabled() {
+		// Switched off meanwhile: the caller is refused this once.
+		ep.mu.Unlock()
+		w.got <- nil
+		return
+	}
+	if w != nil {
+		t := &Ticket{ep: ep, seq: ep.seq.Add(1), kind: kTrial}
+		ep.setTrial(t.seq)
+		ep.out.Add(1)
+		ep.markUsed()
+		ep.mu.Unlock()
+		w.got <- t
+		return
+	}
 	var run *probeRun
 	if !g.disabled() {
 		run = g.startProbe(ep)

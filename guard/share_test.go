@@ -24,6 +24,7 @@ type hub struct {
 	log    []string
 	leases map[string]hubLease
 	ttl    time.Duration
+	delay  time.Duration // how long a claim takes ("slow-claims")
 }
 
 type hubLease struct {
@@ -69,6 +70,10 @@ func (n node) Publish(t guard.Transition) {
 
 func (n node) Claim(_ context.Context, p guard.ClaimParams) (guard.Lease, error) {
 	h := n.h
+	h.mu.Lock()
+	delay := h.delay
+	h.mu.Unlock()
+	time.Sleep(delay)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
@@ -241,6 +246,28 @@ func TestSharingRules(t *testing.T) {
 			{"C", step{at: 32 * s, do: "acquire", want: "open 0s"}},
 			{"", step{at: 32 * s, do: "published", want: "A opened until 31s; B lease"}},
 		}),
+		// As on a node of its own, the first caller after a period
+		// nobody asked in is the trial, once the lease is this node's.
+		"without demand the first caller claims the lease and is the trial": cat(network("A", 0), tripA(0), []crow{
+			{"C", step{at: 31 * s, do: "acquire", tk: "t", want: "trial"}},
+			{"C", step{at: 31 * s, do: "acquire", want: "open 0s"}},
+			{"A", step{at: 31 * s, do: "acquire", want: "open 0s"}},
+			{"", step{at: 31 * s, do: "published", want: "A opened until 31s; C lease"}},
+			{"", step{at: 31 * s, do: "probing", want: "0"}},
+			{"C", step{at: 32 * s, do: "answer", tk: "t"}},
+			{"", step{at: 32 * s, do: "published", want: "C answered"}},
+			{"A", step{at: 32 * s, do: "acquire", want: "ok"}},
+			{"B", step{at: 32 * s, do: "state", want: "closed"}},
+		}),
+		"a lease slower than the caller's wait leaves it refused and starts a probe": cat(network("A", 0), tripA(0), []crow{
+			{"", step{at: 0, do: "slow-claims"}},
+			{"C", step{at: 31 * s, do: "acquire", want: "open 0s"}},
+			{"C", step{at: 31 * s, do: "probes", want: "0"}},
+			{"C", step{at: 32 * s, do: "probes", want: "1"}},
+			{"", step{at: 32 * s, do: "published", want: "A opened until 31s; C lease"}},
+			{"C", step{at: 33 * s, do: "probe", want: "answer"}},
+			{"A", step{at: 33 * s, do: "state", want: "closed"}},
+		}),
 		"a lease whose holder dies expires and another node probes": cat(network("A", 0), tripA(0), []crow{
 			{"A", step{at: 10 * s, do: "acquire", want: "open 21s"}},
 			{"A", step{at: 31 * s, do: "probes", want: "1"}},
@@ -362,6 +389,10 @@ func TestSharingRules(t *testing.T) {
 					case "cut":
 						h.mu.Lock()
 						h.cut["A"] = true
+						h.mu.Unlock()
+					case "slow-claims":
+						h.mu.Lock()
+						h.delay = time.Second
 						h.mu.Unlock()
 					default:
 						beds[r.node].run([]step{r.step})
