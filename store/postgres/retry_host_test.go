@@ -4,32 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/clocktest"
 	"github.com/hostguard/hostguard/retry"
 	"github.com/hostguard/hostguard/store/postgres"
 	"github.com/hostguard/hostguard/store/storetest"
 )
-
-// fixedClock is a settable clock for the schedulers below.
-type fixedClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fixedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fixedClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 func openWithChunks(t *testing.T, dsn string, head, chunk int64) *postgres.Store {
 	t.Helper()
@@ -40,6 +22,20 @@ func openWithChunks(t *testing.T, dsn string, head, chunk int64) *postgres.Store
 	t.Cleanup(func() { st.Close() })
 	postgres.SetRetryWakeChunks(st, head, chunk)
 	return st
+}
+
+// stoppedNode opens a store whose loop finishes no wake in the
+// background, as if its node stopped after each wake's first chunk, and a
+// scheduler on it.
+func stoppedNode(t *testing.T, dsn string, head, chunk int64, cfg retry.Config) (*postgres.Store, *retry.Scheduler) {
+	t.Helper()
+	st := openWithChunks(t, dsn, head, chunk)
+	postgres.StopRetryWakeJobs(st)
+	s, err := retry.New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, s
 }
 
 // parkItems adds n items of host and fails each once with a timeout.
@@ -103,14 +99,9 @@ func TestRetryWakeFinishesOnAnotherNode(t *testing.T) {
 	const n, head, chunk = 430, 50, 40
 	const spread = time.Minute
 	dsn := storetest.PostgresDSN(t)
-	clock := &fixedClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	cfg := retry.Config{Jitter: -1, WakeJitter: spread, Now: clock.Now}
-	a := openWithChunks(t, dsn, head, chunk)
-	postgres.StopRetryWakeJobs(a) // node A finishes nothing in the background
-	sa, err := retry.New(a, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, sa := stoppedNode(t, dsn, head, chunk, cfg)
 	parkItems(t, sa, "big.example", n)
 	at := clock.Now()
 	res, err := sa.WakeHost(context.Background(), "big.example")
@@ -179,14 +170,9 @@ func TestRetryWakeNewerReplacesOlder(t *testing.T) {
 	const n, head, chunk = 300, 60, 60
 	const spread = time.Minute
 	dsn := storetest.PostgresDSN(t)
-	clock := &fixedClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	cfg := retry.Config{Jitter: -1, WakeJitter: spread, Now: clock.Now}
-	a := openWithChunks(t, dsn, head, chunk)
-	postgres.StopRetryWakeJobs(a)
-	sa, err := retry.New(a, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, sa := stoppedNode(t, dsn, head, chunk, cfg)
 	parkItems(t, sa, "twice.example", n)
 	ctx := context.Background()
 	if _, err := sa.WakeHost(ctx, "twice.example"); err != nil {
