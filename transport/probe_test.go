@@ -201,3 +201,77 @@ func TestTransportProbes(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeoutsOfAHostThatCameBackAreChecked: a host seen answering hangs
+// for two requests in a row, and is back by the time the second one's
+// header timeout trips it. The guard checks it with one HEAD at once, and
+// the answer closes the endpoint: the next request goes out instead of
+// being refused for a whole open period.
+func TestTimeoutsOfAHostThatCameBackAreChecked(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var heads, gets int
+		hang := false
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			if r.Method == http.MethodHead {
+				heads++
+			} else {
+				gets++
+			}
+			hung := hang && r.Method != http.MethodHead
+			mu.Unlock()
+			if hung {
+				<-r.Context().Done()
+				return nil, r.Context().Err()
+			}
+			time.Sleep(20 * time.Millisecond) // what an answer takes
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+		})
+		tr := transport.New(transport.Config{Base: base, Probe: true, Logger: discard()})
+		defer tr.Close()
+		c := &http.Client{Transport: tr}
+		const u = "http://flapping.test/feed"
+		get := func() error {
+			resp, err := c.Get(u)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := get(); err != nil {
+			t.Fatalf("the host answering: %v", err)
+		}
+		mu.Lock()
+		hang = true
+		mu.Unlock()
+		if err := get(); err == nil || errors.Is(err, guard.ErrOpen) {
+			t.Fatalf("the first hanging request: %v; want its header timeout", err)
+		}
+		second := make(chan error, 1)
+		go func() { second <- get() }()
+		synctest.Wait()
+		// Back, while the second request still hangs.
+		mu.Lock()
+		hang = false
+		mu.Unlock()
+		if err := <-second; err == nil || errors.Is(err, guard.ErrOpen) {
+			t.Fatalf("the second hanging request: %v; want its header timeout", err)
+		}
+		// The check's HEAD takes what an answer takes.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := tr.Guard().State(u); st != guard.Closed {
+			t.Fatalf("after the check: %s; want closed", st)
+		}
+		if err := get(); err != nil {
+			t.Fatalf("the next request: %v; want it sent", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if heads != 1 || gets != 4 {
+			t.Errorf("base saw %d HEAD and %d GET; want 1 and 4", heads, gets)
+		}
+	})
+}
