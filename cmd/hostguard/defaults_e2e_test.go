@@ -123,3 +123,70 @@ func TestDefaultDaemonTripsForShortTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultDaemonChecksAHostThatCameBack: the daemon with its defaults,
+// a client with a 2 s timeout, and a host seen answering that goes silent
+// for two requests and is back while the second still hangs. The second
+// give-up opens the endpoint, and the guard checks it at once: the host
+// answers the check, the endpoint closes, and the next request is
+// forwarded instead of refused for the 30 s open period.
+func TestDefaultDaemonChecksAHostThatCameBack(t *testing.T) {
+	bin := buildBinary(t)
+	d := launch(t, bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "d.db"), "--allow-private", "--log-format", "json")
+	host := newSilentHost(t)
+	ep := host.url()
+	client := proxyClient(d, 2*time.Second)
+	defer client.Transport.(*http.Transport).CloseIdleConnections()
+	get := func() (int, error) {
+		resp, err := client.Get(ep + "/live")
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	host.answering.Store(true)
+	if code, err := get(); code != 200 {
+		t.Fatalf("the host answering: %d %v", code, err)
+	}
+	host.answering.Store(false)
+	if _, err := get(); err == nil {
+		t.Fatal("the first request to the silent host was answered")
+	}
+	waitfor.True(t, 10*time.Second, "the give-up to settle its ticket", func() bool { return d.endpoint(t, ep).TicketsOut == 0 })
+	before := host.accepts.Load()
+	second := make(chan error, 1)
+	go func() {
+		_, err := get()
+		second <- err
+	}()
+	waitfor.True(t, 5*time.Second, "the second request to reach the host", func() bool { return host.accepts.Load() > before })
+	host.answering.Store(true) // back, while the second request still hangs
+	if err := <-second; err == nil {
+		t.Fatal("the second request to the silent host was answered")
+	}
+	answered := host.answered.Load()
+	waitfor.True(t, 10*time.Second, "the check to close the endpoint", func() bool {
+		e := d.endpoint(t, ep)
+		return e.State == "closed" && e.TicketsOut == 0
+	})
+	if n := host.answered.Load() - answered; n != 1 {
+		t.Errorf("%d requests reached the host after the trip; want the one check", n)
+	}
+	// It did trip: the check closed an open endpoint.
+	resp, err := plainClient.Get(d.api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`hostguard_guard_transitions_total{from="closed",to="open"} 1`, `hostguard_guard_transitions_total{from="open",to="closed"} 1`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if code, err := get(); code != 200 {
+		t.Fatalf("the next request: %d %v; want it forwarded and answered", code, err)
+	}
+}
