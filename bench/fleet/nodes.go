@@ -110,6 +110,7 @@ func newNodes(env Env, dsn string, n int, share bool, lags *Lags) (*nodesClient,
 			return nil, err
 		}
 		c.stores = append(c.stores, st)
+		who := fmt.Sprintf("node %d", i)
 		cfg := guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: DaemonMaxOpenFor * env.Timeout,
 			WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
 		send := transport.ProbeFunc(env.Base, env.Timeout)
@@ -117,8 +118,9 @@ func newNodes(env Env, dsn string, n int, share bool, lags *Lags) (*nodesClient,
 			if env.Probes != nil {
 				env.Probes.Add(1)
 			}
-			return send(ctx, endpoint)
+			return env.Trace.probe(who, endpoint, func() error { return send(ctx, endpoint) })
 		}
+		cfg.OnTransition = env.Trace.transitions(who)
 		var link guard.Link
 		if share {
 			if link, err = st.GuardShare(guard.StoreShareParams{Node: fmt.Sprint(i), LeaseFor: 2 * env.Timeout}); err != nil {
@@ -135,6 +137,7 @@ func newNodes(env Env, dsn string, n int, share bool, lags *Lags) (*nodesClient,
 				if t.Change == guard.ChangeOpened && lags != nil {
 					lags.add(time.Since(t.At))
 				}
+				env.Trace.applied(who, t)
 				g.Apply(t)
 			}
 			if err := link.Start(ctx, apply); err != nil {

@@ -40,6 +40,9 @@ type Env struct {
 	// Probes counts the recovery probes a policy sends on its own, which
 	// are not requests of the workload.
 	Probes *atomic.Int64
+	// Trace, if not nil, is where the policy writes what its guards did
+	// (see Tracer).
+	Trace *Tracer
 }
 
 // Policy is one way of deciding whether to contact a host.
@@ -150,9 +153,10 @@ func newHostguardConfig(env Env, probe bool, maxOpenFor time.Duration, fullWait 
 			if env.Probes != nil {
 				env.Probes.Add(1)
 			}
-			return send(ctx, endpoint)
+			return env.Trace.probe("guard", endpoint, func() error { return send(ctx, endpoint) })
 		}
 	}
+	cfg.OnTransition = env.Trace.transitions("guard")
 	g := guard.New(cfg)
 	rt := transport.New(transport.Config{Base: env.Base, Guard: g, HeaderTimeout: env.Timeout, IdleTimeout: env.Timeout})
 	return &hostguardClient{c: &http.Client{Transport: rt}, g: g}

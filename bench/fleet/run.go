@@ -53,6 +53,12 @@ type Result struct {
 // the fleet. It fails only when the fleet cannot be set up or torn down
 // cleanly; a run that hits the plan's Limit returns with Complete false.
 func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
+	return RunTraced(ctx, p, pol, nil)
+}
+
+// RunTraced is Run writing what the policy's guards did to trace (nil:
+// nothing), for the policies that trace (hostguard's).
+func RunTraced(ctx context.Context, p *Plan, pol Policy, trace *Tracer) (*Result, error) {
 	// Hosts come up before the clock starts, so a schedule offset of zero
 	// is the moment the first request may be sent.
 	start := time.Now().Add(20 * time.Millisecond)
@@ -84,6 +90,8 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 		},
 	}
 	env.Probes = new(atomic.Int64)
+	env.Trace = trace
+	trace.begin(pol.Name, start)
 	client := pol.New(env)
 
 	ctx, cancel := context.WithDeadline(ctx, start.Add(p.Config.Limit))
@@ -137,6 +145,7 @@ func Run(ctx context.Context, p *Plan, pol Policy) (*Result, error) {
 	if !res.Complete {
 		res.Wall = p.Config.Limit
 	}
+	trace.refusals(p, hosts, res)
 	base.CloseIdleConnections()
 	if err := closeAll(); err != nil {
 		return res, fmt.Errorf("fleet: %s run: %w", pol.Name, err)

@@ -21,6 +21,7 @@ type options struct {
 	caps     []int64     // growth caps (×T) the long-outage phase compares
 	args     []string    // as given, for the report
 	lags     *fleet.Lags // sharing delays of the -nodes policy; nil without it
+	trace    string      // -trace: where the fleet runs' traces go; empty for none
 }
 
 func parseFlags(args []string, log io.Writer) (options, error) {
@@ -41,6 +42,7 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		impatient = fs.Float64("impatient", 0, "share of workers (0..1) whose clients give up before a slow host answers")
 		patience  = fs.Float64("patience", 0.5, "how long an impatient worker waits, in T (default half)")
 		nodes     = fs.Int("nodes", 0, "also run hostguard on this many nodes over PostgreSQL (-pg), sharing verdicts and not, and gobreaker's distributed breaker on as many over one in-memory store; 0: no")
+		trace     = fs.String("trace", "", "write what hostguard's guards did in each fleet run (transitions, probes, the refusals of flapping hosts while up) to this file")
 		pg        = fs.String("pg", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL for -nodes; each run gets a schema of its own")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +81,7 @@ func parseFlags(args []string, log io.Writer) (options, error) {
 		opts.policies = append(opts.policies, fleet.NodesPolicy(*pg, *nodes, true, opts.lags), fleet.NodesPolicy(*pg, *nodes, false, nil),
 			fleet.GobreakerNodesPolicy(*nodes))
 	}
+	opts.trace = *trace
 	opts.outage = *outage
 	if *downFor < 3 || *downFor > 1000 {
 		return options{}, fmt.Errorf("fleetsim: -outage-for %d, want 3..1000", *downFor)

@@ -11,12 +11,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/hostguard/hostguard/bench/fleet"
 )
 
 func main() {
@@ -35,7 +38,18 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sims, err := simulate(ctx, opts, log)
+	var trace *fleet.Tracer
+	if opts.trace != "" {
+		f, err := os.Create(opts.trace)
+		if err != nil {
+			return fmt.Errorf("fleetsim: -trace: %w", err)
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		defer w.Flush()
+		trace = fleet.NewTracer(w)
+	}
+	sims, err := simulate(ctx, opts, trace, log)
 	if err != nil {
 		return err
 	}

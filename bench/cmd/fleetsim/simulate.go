@@ -63,7 +63,7 @@ func simulateOutage(ctx context.Context, opts options, out *sims, log io.Writer)
 // simulate runs each policy opts.rounds times. Rounds interleave the
 // policies, each round starting one policy later than the last, so a slow
 // spell on a noisy machine does not land on one policy only.
-func simulate(ctx context.Context, opts options, log io.Writer) (*sims, error) {
+func simulate(ctx context.Context, opts options, trace *fleet.Tracer, log io.Writer) (*sims, error) {
 	plan, err := fleet.NewPlan(opts.cfg)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func simulate(ctx context.Context, opts options, log io.Writer) (*sims, error) {
 	for r := range opts.rounds {
 		for i := range n {
 			pol := opts.policies[(r+i)%n]
-			res, err := fleet.Run(ctx, plan, pol)
+			res, err := fleet.RunTraced(ctx, plan, pol, trace)
 			if err != nil {
 				return nil, err
 			}
