@@ -268,6 +268,21 @@ func TestSharingRules(t *testing.T) {
 			{"C", step{at: 33 * s, do: "probe", want: "answer"}},
 			{"A", step{at: 33 * s, do: "state", want: "closed"}},
 		}),
+		// The check runs on the node that tripped; its answer is
+		// published like any other closing.
+		"a check's answer closes every node": cat(network("A", 0), []crow{
+			{"A", step{at: 0, do: "acquire", tk: "up"}},
+			{"A", step{at: 0, do: "answer-after", tk: "up", want: "100ms"}},
+			{"A", step{at: s, do: "acquire", tk: "a1"}}, {"A", step{at: 2 * s, do: "fail", tk: "a1", want: "timeout-after-1s"}},
+			{"A", step{at: 2 * s, do: "acquire", tk: "a2"}}, {"A", step{at: 3 * s, do: "fail", tk: "a2", want: "timeout-after-1s"}},
+			{"", step{at: 3 * s, do: "published", want: "A opened until 33s"}},
+			{"B", step{at: 3 * s, do: "acquire", want: "open 30s"}},
+			{"", step{at: 3 * s, do: "probing", want: "1"}},
+			{"", step{at: 4 * s, do: "probe-any", want: "answer"}},
+			{"", step{at: 4 * s, do: "published", want: "A answered"}},
+			{"B", step{at: 4 * s, do: "acquire", want: "ok"}},
+			{"C", step{at: 4 * s, do: "state", want: "closed"}},
+		}),
 		"a lease whose holder dies expires and another node probes": cat(network("A", 0), tripA(0), []crow{
 			{"A", step{at: 10 * s, do: "acquire", want: "open 21s"}},
 			{"A", step{at: 31 * s, do: "probes", want: "1"}},
