@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -24,51 +23,33 @@ func openWithChunks(t *testing.T, dsn string, head, chunk int64) *postgres.Store
 	return st
 }
 
-// stoppedNode opens a store whose loop finishes no wake in the
-// background, as if its node stopped after each wake's first chunk, and a
-// scheduler on it.
-func stoppedNode(t *testing.T, dsn string, head, chunk int64, cfg retry.Config) (*postgres.Store, *retry.Scheduler) {
-	t.Helper()
-	st := openWithChunks(t, dsn, head, chunk)
-	postgres.StopRetryWakeJobs(st)
-	s, err := retry.New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, s
+// wakeCase is one wake test's database, clock and first node: a store
+// whose loop finishes no wake in the background, as if its node stopped
+// after each wake's first chunk, with n items of host parked on it.
+type wakeCase struct {
+	dsn   string
+	clock *clocktest.Clock
+	cfg   retry.Config
+	a     *postgres.Store
+	sa    *retry.Scheduler
 }
 
-// parkItems adds n items of host and fails each once with a timeout.
-func parkItems(t *testing.T, s *retry.Scheduler, host string, n int) {
+func newWakeCase(t *testing.T, host string, n int, head, chunk int64) *wakeCase {
 	t.Helper()
-	ctx := context.Background()
-	items := make([]retry.NewItem, n)
-	for i := range items {
-		items[i] = retry.NewItem{ID: fmt.Sprintf("%s-%04d", host, i), Host: host}
+	c := &wakeCase{dsn: storetest.PostgresDSN(t), clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
+	c.cfg = retry.Config{Jitter: -1, WakeJitter: wakeSpread, Now: c.clock.Now}
+	c.a = openWithChunks(t, c.dsn, head, chunk)
+	postgres.StopRetryWakeJobs(c.a)
+	var err error
+	if c.sa, err = retry.New(c.a, c.cfg); err != nil {
+		t.Fatal(err)
 	}
-	for len(items) > 0 {
-		k := min(len(items), retry.MaxAdd)
-		if _, err := s.Add(ctx, items[:k]...); err != nil {
-			t.Fatal(err)
-		}
-		items = items[k:]
-	}
-	for parked := 0; parked < n; {
-		ls, err := s.Claim(ctx, retry.ClaimParams{N: retry.MaxClaim, Lease: time.Minute})
-		if err != nil || len(ls) == 0 {
-			t.Fatalf("claim: %d, %v", len(ls), err)
-		}
-		out := make([]retry.Outcome, len(ls))
-		for i, l := range ls {
-			out[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpFail, Class: "timeout"}
-		}
-		errs, err := s.Settle(ctx, out)
-		if err != nil || errors.Join(errs...) != nil {
-			t.Fatalf("settle: %v %v", err, errors.Join(errs...))
-		}
-		parked += len(ls)
-	}
+	storetest.ParkItems(t, c.sa, host, n, func(i int) string { return fmt.Sprintf("%s-%04d", host, i) })
+	return c
 }
+
+// wakeSpread is the wake tests' jitter.
+const wakeSpread = time.Minute
 
 // dueTimes lists every item's next due time.
 func dueTimes(t *testing.T, s *retry.Scheduler) map[string]time.Time {
@@ -97,13 +78,10 @@ func dueTimes(t *testing.T, s *retry.Scheduler) map[string]time.Time {
 func TestRetryWakeFinishesOnAnotherNode(t *testing.T) {
 	t.Parallel()
 	const n, head, chunk = 430, 50, 40
-	const spread = time.Minute
-	dsn := storetest.PostgresDSN(t)
-	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	cfg := retry.Config{Jitter: -1, WakeJitter: spread, Now: clock.Now}
-	a, sa := stoppedNode(t, dsn, head, chunk, cfg)
-	parkItems(t, sa, "big.example", n)
-	at := clock.Now()
+	const spread = wakeSpread
+	c := newWakeCase(t, "big.example", n, head, chunk)
+	dsn, a, sa, cfg := c.dsn, c.a, c.sa, c.cfg
+	at := c.clock.Now()
 	res, err := sa.WakeHost(context.Background(), "big.example")
 	if err != nil || res.Woken != n {
 		t.Fatalf("WakeHost = %+v, %v; want %d woken (the first chunk now, the rest to follow)", res, err, n)
@@ -168,12 +146,9 @@ func TestRetryWakeFinishesOnAnotherNode(t *testing.T) {
 func TestRetryWakeNewerReplacesOlder(t *testing.T) {
 	t.Parallel()
 	const n, head, chunk = 300, 60, 60
-	const spread = time.Minute
-	dsn := storetest.PostgresDSN(t)
-	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	cfg := retry.Config{Jitter: -1, WakeJitter: spread, Now: clock.Now}
-	a, sa := stoppedNode(t, dsn, head, chunk, cfg)
-	parkItems(t, sa, "twice.example", n)
+	const spread = wakeSpread
+	c := newWakeCase(t, "twice.example", n, head, chunk)
+	dsn, a, sa, clock := c.dsn, c.a, c.sa, c.clock
 	ctx := context.Background()
 	if _, err := sa.WakeHost(ctx, "twice.example"); err != nil {
 		t.Fatal(err)

@@ -54,31 +54,7 @@ func ParkForWake(b *testing.B, st retry.Store, n int) (wake func() (woken int, r
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]retry.NewItem, 0, retry.MaxAdd)
-	for i := range n {
-		batch = append(batch, retry.NewItem{ID: fmt.Sprintf("parked%034d", i), Host: BenchHost})
-		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := park.Add(c, batch...); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	for parked := 0; parked < n; {
-		ls, err := park.Claim(c, retry.ClaimParams{N: retry.MaxClaim, Lease: time.Hour})
-		if err != nil || len(ls) == 0 {
-			b.Fatalf("parking: claim got %d, %v", len(ls), err)
-		}
-		out := make([]retry.Outcome, len(ls))
-		for i, l := range ls {
-			out[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpFail, Class: "timeout"}
-		}
-		errs, err := park.Settle(c, out)
-		if err != nil || errors.Join(errs...) != nil {
-			b.Fatalf("parking: settle: %v %v", err, errors.Join(errs...))
-		}
-		parked += len(ls)
-	}
+	ParkItems(b, park, BenchHost, n, func(i int) string { return fmt.Sprintf("parked%034d", i) })
 	clock := &wakeClock{now: time.Now().Add(300 * 24 * time.Hour)}
 	waker, err := retry.New(st, retry.Config{Now: clock.Now})
 	if err != nil {
@@ -105,6 +81,39 @@ func ParkForWake(b *testing.B, st retry.Store, n int) (wake func() (woken int, r
 // (PostgreSQL): WaitWakes returns when they are done.
 type wakeWaiter interface {
 	WaitWakes(ctx context.Context) error
+}
+
+// ParkItems adds n items of host, named by id, and fails each once with a
+// timeout, so that they wait out their first step parked behind host.
+// Nothing else may be due on s.
+func ParkItems(tb testing.TB, s *retry.Scheduler, host string, n int, id func(int) string) {
+	tb.Helper()
+	c := ctx(tb)
+	batch := make([]retry.NewItem, 0, retry.MaxAdd)
+	for i := range n {
+		batch = append(batch, retry.NewItem{ID: id(i), Host: host})
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := s.Add(c, batch...); err != nil {
+				tb.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	for parked := 0; parked < n; {
+		ls, err := s.Claim(c, retry.ClaimParams{N: retry.MaxClaim, Lease: time.Hour})
+		if err != nil || len(ls) == 0 {
+			tb.Fatalf("parking: claim got %d, %v", len(ls), err)
+		}
+		out := make([]retry.Outcome, len(ls))
+		for i, l := range ls {
+			out[i] = retry.Outcome{Lease: l.Ref(), Op: retry.OpFail, Class: "timeout"}
+		}
+		errs, err := s.Settle(c, out)
+		if err != nil || errors.Join(errs...) != nil {
+			tb.Fatalf("parking: settle: %v %v", err, errors.Join(errs...))
+		}
+		parked += len(ls)
+	}
 }
 
 // BenchWakeHost measures the wake of n parked items of one host; b.N
