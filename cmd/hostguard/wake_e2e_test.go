@@ -121,3 +121,48 @@ func waitIdle(t *testing.T, d *daemonProc) {
 // plainClient talks to a daemon directly, never through a proxy from the
 // environment, and keeps no connection open after a call.
 var plainClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: time.Minute}
+
+// TestLargeWakeOnPostgreSQL runs the real binary on PostgreSQL with more
+// parked items of one host than a wake moves before it returns: the
+// touch wakes all of them, the rest in the daemon's background, and
+// every one is due within the jitter.
+func TestLargeWakeOnPostgreSQL(t *testing.T) {
+	bin := buildBinary(t)
+	const n, jitter = 3000, 3 * time.Second
+	d := start(t, bin, storetest.PostgresDSN(t), "--retry-wake-jitter", jitter.String())
+	items := make([]any, n)
+	for i := range items {
+		items[i] = map[string]any{"id": fmt.Sprintf("big-%04d", i), "host": "big.example"}
+	}
+	d.call(t, "POST", "/v1/items", map[string]any{"items": items}, 200, nil)
+	for parked := 0; parked < n; {
+		var claimed struct{ Leases []leaseOut }
+		d.call(t, "POST", "/v1/items/claim", map[string]any{"n": 1000, "lease_seconds": 60}, 200, &claimed)
+		if len(claimed.Leases) == 0 {
+			t.Fatalf("parking: nothing to claim after %d", parked)
+		}
+		outcomes := make([]any, len(claimed.Leases))
+		for i, l := range claimed.Leases {
+			outcomes[i] = map[string]any{"id": l.ID, "lease": l.Lease, "op": "fail", "class": "timeout"}
+		}
+		d.call(t, "POST", "/v1/items/settle", map[string]any{"outcomes": outcomes}, 200, nil)
+		parked += len(claimed.Leases)
+	}
+	type stats struct {
+		DueNow    int `json:"due_now"`
+		HostWoken int `json:"host_woken"`
+	}
+	var before stats
+	d.call(t, "GET", "/v1/items/stats", nil, 200, &before)
+	if before.DueNow != 0 {
+		t.Fatalf("%d items due before the touch; want none", before.DueNow)
+	}
+	touched := time.Now()
+	d.call(t, "POST", "/v1/hosts/big.example/touch", map[string]any{"ok": true}, 200, nil)
+	var after stats
+	waitfor.True(t, jitter+10*time.Second, "every parked item to be woken and due", func() bool {
+		d.call(t, "GET", "/v1/items/stats", nil, 200, &after)
+		return after.HostWoken-before.HostWoken == n && after.DueNow == n
+	})
+	t.Logf("all %d items due %v after the touch", n, time.Since(touched).Round(time.Millisecond))
+}
