@@ -20,8 +20,8 @@ const doorShare = 8
 // would pay it on every call and push out records in use. So at the cap
 // a first sighting only leaves the endpoint's fingerprint here, and its
 // ticket is held by no record (kDoor): a host-level failure, or an answer
-// slow enough to matter to the wait rule, makes the record then. A second sighting while the fingerprint is still here makes it
-// at once. This is the doorkeeper of TinyLFU (Einziger, Friedman and
+// slow enough to matter to the wait rule, makes the record then. A second
+// sighting while the fingerprint is still here makes it at once. This is the doorkeeper of TinyLFU (Einziger, Friedman and
 // Manes, 2017), without the frequency sketch behind it: the clock hand
 // already keeps what is in use.
 //

@@ -1,7 +1,7 @@
 // Package retrystore holds what the retry scheduler's storage engines
 // share and the scheduler's users never see: the claim quota for engines
-// that pick candidates outside SQL, and the wake-up signal behind blocking
-// claims.
+// that pick candidates outside SQL, the wake-up signal behind blocking
+// claims, and how a host's wake divides its spread among its chunks.
 package retrystore
 
 // Pick applies a claim's retry quota to the best pending and scheduled

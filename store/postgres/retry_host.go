@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hostguard/hostguard/internal/retrystore"
 	"github.com/hostguard/hostguard/retry/retrydriver"
 	"github.com/jackc/pgx/v5"
 )
@@ -113,13 +114,9 @@ func (j *wakeJob) chunkArgs(size int64, lo, hi time.Time, events int) []any {
 }
 
 // share is the point of the spread after the first done of the job's
-// items: the spread divided evenly, never past its end (the total is
-// counted before the wake and may grow meanwhile).
+// items (retrystore.WakeShare).
 func (j *wakeJob) share(done int64) time.Time {
-	if done >= j.total || j.total == 0 {
-		return j.at.Add(time.Duration(j.spread) * time.Microsecond)
-	}
-	return j.at.Add(time.Duration(float64(j.spread)*float64(done)/float64(j.total)) * time.Microsecond)
+	return j.at.Add(time.Duration(retrystore.WakeShare(j.spread, done, j.total)) * time.Microsecond)
 }
 
 // RetryWakeHost implements retrydriver.Store: the first retryWakeHead

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hostguard/hostguard/internal/retrystore"
 	"github.com/hostguard/hostguard/retry/retrydriver"
 )
 
@@ -159,13 +160,9 @@ func (s *Store) RetryWakeHost(ctx context.Context, q retrydriver.WakeHostParams)
 }
 
 // share is the point of the spread after the first done of total items,
-// in microseconds from the epoch: the spread divided evenly, never past
-// its end (the total is counted before the wake and may grow meanwhile).
+// in microseconds from the epoch (retrystore.WakeShare).
 func share(now, spread, done, total int64) int64 {
-	if done >= total || total == 0 {
-		return now + spread
-	}
-	return now + int64(float64(spread)*float64(done)/float64(total))
+	return now + retrystore.WakeShare(spread, done, total)
 }
 
 // RetryWakeHostPlan returns SQLite's query plans (EXPLAIN QUERY PLAN) for
