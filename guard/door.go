@@ -21,9 +21,10 @@ const doorShare = 8
 // a first sighting only leaves the endpoint's fingerprint here, and its
 // ticket is held by no record (kDoor): a host-level failure, or an answer
 // slow enough to matter to the wait rule, makes the record then. A second
-// sighting while the fingerprint is still here makes it at once. This is the doorkeeper of TinyLFU (Einziger, Friedman and
-// Manes, 2017), without the frequency sketch behind it: the clock hand
-// already keeps what is in use.
+// sighting while the fingerprint is still here makes it at once. This is
+// the doorkeeper of TinyLFU (Einziger, Friedman and Manes, 2017), without
+// the frequency sketch behind it: the clock hand already keeps what is in
+// use.
 //
 // The slots, an eighth of the cap (doorShare), are read and written
 // without a lock: a lost race admits an endpoint one sighting late or
