@@ -29,6 +29,13 @@ const (
 // growth, the seed's rule; hostguard's daemon uses this one.
 const SuggestedMaxOpenFor = 4 * DefaultOpenFor
 
+// SuggestedTrialWait is a TrialWait for programs whose callers would
+// rather wait a moment for a recovering host than be refused: two
+// seconds, so that a caller with a timeout of a few seconds still hears a
+// refusal before it gives up. The library's default stays no wait, the
+// seed's rule; hostguard's daemon uses this one.
+const SuggestedTrialWait = 2 * time.Second
+
 // Config tunes a Guard. The zero value is the documented default for every
 // field.
 type Config struct {
@@ -102,6 +109,21 @@ type Config struct {
 	// timeout whatever its length and a caller that went away never
 	// counts.
 	WaitFloor time.Duration
+
+	// TrialWait lets a caller that finds the endpoint's one half-open
+	// trial out (a caller's, or a probe) wait for its outcome instead of
+	// failing fast at once: when the trial answers, the caller goes out
+	// as on any closed endpoint; when it fails, the caller is refused
+	// with the open period that follows. The wait is what the endpoint
+	// needs to answer, as a probe's is (WaitFactor times its recent need,
+	// and a quarter more), at most TrialWait; an endpoint never seen
+	// answering gets none, nor does a caller during an open period. A
+	// caller waits once per Acquire: if the slot went to another trial
+	// meanwhile, it is refused. One trial at a time still holds: the
+	// waiting callers send nothing until the trial settled. Zero or
+	// negative means no wait, the seed's rule (RetryAfter 0 at once);
+	// SuggestedTrialWait is the daemon's.
+	TrialWait time.Duration
 
 	// Now is the clock. It is called with an endpoint's lock held, so it
 	// must not call back into the Guard. Nil means time.Now.

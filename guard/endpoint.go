@@ -87,6 +87,10 @@ type endpoint struct {
 	// Sharing; see share.go.
 	claimed uint64     // the cycle whose lease this guard has asked for
 	waiter  *claimWait // the caller waiting for that lease to be its trial, if one is
+
+	// Closed when the trial slot is next freed, for the callers waiting
+	// on the trial's outcome (Config.TrialWait); nil while none waits.
+	settled chan struct{}
 }
 
 // setTrial gives the trial slot to the ticket numbered seq, or frees it
@@ -95,9 +99,23 @@ func (ep *endpoint) setTrial(seq uint64) {
 	ep.trial = seq
 	if seq != 0 {
 		ep.flags.Or(fTrial)
-	} else {
-		ep.flags.And(^uint32(fTrial | fCheck))
+		return
 	}
+	ep.flags.And(^uint32(fTrial | fCheck))
+	if ep.settled != nil {
+		close(ep.settled)
+		ep.settled = nil
+	}
+}
+
+// trialSettled returns a channel closed when the trial slot is next
+// freed: the trial answered (the record cleared), failed (it opened
+// again), or ended inconclusive. Call with mu held and the slot taken.
+func (ep *endpoint) trialSettled() <-chan struct{} {
+	if ep.settled == nil {
+		ep.settled = make(chan struct{})
+	}
+	return ep.settled
 }
 
 // markUsed notes a use for the idle sweep and the eviction hand. It writes

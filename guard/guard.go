@@ -123,6 +123,7 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 	if exempt {
 		kind = kExempt
 	}
+	waited := false // a caller waits on a trial once per Acquire
 	for {
 		ep, atDoor := g.admit(key)
 		if atDoor {
@@ -156,17 +157,31 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			ep.awaitEviction()
 			continue
 		}
-		if t, err, ok := g.admitOpen(ep, f); ok {
+		if t, err, ok := g.admitOpen(ep, f, &waited); ok {
 			return t, err
 		}
 	}
 }
 
 // admitOpen decides on a non-exempt acquisition of a record that was open
-// when its flags were read. ok is false when ep was evicted meanwhile and
-// the caller must look the key up again.
-func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool) {
+// when its flags were read. ok is false when ep was evicted meanwhile, or
+// the caller waited for a trial's outcome (and waited is now set), and the
+// caller must look the key up again.
+func (g *Guard) admitOpen(ep *endpoint, f uint32, waited *bool) (t *Ticket, err error, ok bool) {
 	if f&(fTrial|fCheck) == fTrial {
+		if !*waited && g.trialWait(ep) > 0 {
+			// Wait for the trial's outcome rather than refuse: under
+			// the lock, so that its settling cannot be missed.
+			ep.mu.Lock()
+			if ep.evicted || ep.trial == 0 || ep.flags.Load()&fCheck != 0 {
+				// It changed since the flags were read: look again.
+				ep.mu.Unlock()
+				return nil, nil, false
+			}
+			*waited = true
+			g.awaitTrial(ep, nil)
+			return nil, nil, false
+		}
 		// Half-open with the trial out, a probe or a caller's: refuse
 		// without the lock or the clock. The step to half-open was
 		// reported when the trial was admitted. The refusal is demand:
@@ -205,6 +220,11 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	}
 	var tr transitions
 	ep.observe(now, &tr)
+	if ep.trial != 0 && !*waited && g.trialWait(ep) > 0 {
+		*waited = true
+		g.awaitTrial(ep, &tr)
+		return nil, nil, false
+	}
 	if ep.trial != 0 {
 		ep.flags.Or(fAsked)
 		ep.mu.Unlock()
@@ -253,6 +273,38 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32) (t *Ticket, err error, ok bool
 	ep.mu.Unlock()
 	g.report(ep, &tr)
 	return t, nil, true
+}
+
+// trialWait is how long a caller that finds ep's trial out may wait for
+// its outcome (Config.TrialWait): what an answering host needs, as a
+// probe's wait without the floor, at most TrialWait; 0 for no wait.
+func (g *Guard) trialWait(ep *endpoint) time.Duration {
+	if g.cfg.TrialWait <= 0 {
+		return 0
+	}
+	w := WaitFactor * time.Duration(ep.need.Load())
+	return min(w+w/4, g.cfg.TrialWait)
+}
+
+// awaitTrial waits until ep's trial slot is freed or the caller's wait
+// runs out, after reporting tr. Call with ep.mu held and the slot taken;
+// it releases the lock. The caller then looks again: it goes out if the
+// trial answered, is refused by the open period if it failed, and is
+// refused with RetryAfter 0 if the trial is still out, which is demand as
+// for any caller refused then.
+func (g *Guard) awaitTrial(ep *endpoint, tr *transitions) {
+	done := ep.trialSettled()
+	wait := g.trialWait(ep)
+	ep.mu.Unlock()
+	if tr != nil {
+		g.report(ep, tr)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
 }
 
 // openError returns the fast-fail error for RetryAfter left, rounded up to

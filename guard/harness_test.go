@@ -44,11 +44,21 @@ type bed struct {
 	start   time.Time        // time zero of the tables in a bubble
 	off     atomic.Bool
 	tickets map[string]*guard.Ticket
+	bg      map[string]*bgAcquire // Acquires running on goroutines of their own
 
 	mu          sync.Mutex
 	transitions []string
 	probes      []*probeCall  // every probe the guard started, in order
 	quit        chan struct{} // closed by shutdown, to end stubborn probes
+}
+
+// bgAcquire is an Acquire on a goroutine of its own, for callers that
+// may wait on a trial (Config.TrialWait). tk and err are set before done
+// is closed.
+type bgAcquire struct {
+	done chan struct{}
+	tk   *guard.Ticket
+	err  error
 }
 
 // probeCall is one call of the fake Probe. It returns what the test sends
@@ -63,7 +73,7 @@ type probeCall struct {
 
 func setup(t *testing.T, cfg guard.Config) *bed {
 	t.Helper()
-	b := &bed{t: t, clk: newFakeClock(), tickets: map[string]*guard.Ticket{}}
+	b := &bed{t: t, clk: newFakeClock(), tickets: map[string]*guard.Ticket{}, bg: map[string]*bgAcquire{}}
 	cfg.Now = b.clk.Now
 	if cfg.Disabled == nil {
 		cfg.Disabled = b.off.Load
@@ -89,7 +99,7 @@ func setup(t *testing.T, cfg guard.Config) *bed {
 // settle them before it ends.
 func setupProbes(t *testing.T, cfg guard.Config, stubborn bool) *bed {
 	t.Helper()
-	b := &bed{t: t, start: time.Now(), tickets: map[string]*guard.Ticket{}, quit: make(chan struct{})}
+	b := &bed{t: t, start: time.Now(), tickets: map[string]*guard.Ticket{}, bg: map[string]*bgAcquire{}, quit: make(chan struct{})}
 	if cfg.Disabled == nil {
 		cfg.Disabled = b.off.Load
 	}
@@ -126,6 +136,17 @@ func setupProbes(t *testing.T, cfg guard.Config, stubborn bool) *bed {
 // shutdown ends stubborn probes and closes the guard; defer it in every
 // bubble, so that a failing table leaves no goroutine behind.
 func (b *bed) shutdown() {
+	// Callers still waiting on a trial return when it settles, or at the
+	// latest when their wait runs out: in a bubble, the fake clock gets
+	// there at once.
+	if len(b.bg) > 0 {
+		for _, tk := range b.tickets {
+			tk.Release()
+		}
+		for _, a := range b.bg {
+			<-a.done
+		}
+	}
 	close(b.quit)
 	b.g.Close()
 }
@@ -152,6 +173,11 @@ const defaultURL = "http://a.test/"
 //
 //	acquire, exempt   "ok", "trial", or "open <RetryAfter>" (e.g. "open 30s", "open 0s"),
 //	                  or a range "open <min>..<max>", both ends included
+//	acquire-bg        starts Acquire(url) on a goroutine; tk names it
+//	got               the Acquire tk started: want is "waiting" while it
+//	                  has not returned, else as for acquire, or
+//	                  alternatives "trial|open 0s"; it then names the ticket
+//	trials            want is how many returned background Acquires got the trial
 //	answer, release   ticket operations; want is unused
 //	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
@@ -199,6 +225,53 @@ func (b *bed) run(rows []step) {
 			b.checkAcquire(where, tk, err, r.want)
 			if tk != nil {
 				b.tickets[r.tk] = tk
+			}
+		case "acquire-bg":
+			a := &bgAcquire{done: make(chan struct{})}
+			b.bg[r.tk] = a
+			go func() {
+				defer close(a.done)
+				a.tk, a.err = b.g.Acquire(url)
+			}()
+		case "got":
+			a, ok := b.bg[r.tk]
+			if !ok {
+				b.t.Fatalf("%s: no background Acquire named %q", where, r.tk)
+			}
+			select {
+			case <-a.done:
+			default:
+				if r.want != "waiting" {
+					b.t.Fatalf("%s: Acquire still waiting, want %s", where, r.want)
+				}
+				continue
+			}
+			if r.want == "waiting" {
+				b.t.Fatalf("%s: Acquire returned (%v, %v), want it waiting", where, a.tk, a.err)
+			}
+			want := r.want
+			for alt := range strings.SplitSeq(r.want, "|") {
+				if acquireMatches(a.tk, a.err, alt) {
+					want = alt
+				}
+			}
+			b.checkAcquire(where, a.tk, a.err, want)
+			if a.tk != nil {
+				b.tickets[r.tk] = a.tk
+			}
+		case "trials":
+			n := 0
+			for _, a := range b.bg {
+				select {
+				case <-a.done:
+					if a.err == nil && a.tk.Trial() {
+						n++
+					}
+				default:
+				}
+			}
+			if got := fmt.Sprint(n); got != r.want {
+				b.t.Fatalf("%s: %s background Acquires got the trial, want %s", where, got, r.want)
 			}
 		case "answer":
 			b.ticket(where, r.tk).Answered()
@@ -289,6 +362,21 @@ func (b *bed) ticket(where, name string) *guard.Ticket {
 		b.t.Fatalf("%s: no ticket named %q", where, name)
 	}
 	return tk
+}
+
+// acquireMatches reports whether an Acquire's result is want, exactly
+// as checkAcquire names it.
+func acquireMatches(tk *guard.Ticket, err error, want string) bool {
+	var oe *guard.OpenError
+	switch {
+	case err == nil && tk.Trial():
+		return want == "trial"
+	case err == nil:
+		return want == "ok" || want == ""
+	case errors.As(err, &oe):
+		return want == "open "+oe.RetryAfter.String()
+	}
+	return false
 }
 
 func (b *bed) checkAcquire(where string, tk *guard.Ticket, err error, want string) {
