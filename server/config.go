@@ -36,6 +36,12 @@ const (
 	// growth: docs/design.md ("guard: probes and growth") says why.
 	DefaultGuardMaxOpenFor = guard.SuggestedMaxOpenFor
 
+	// DefaultGuardTrialWait is how long, at most, a request that finds an
+	// endpoint's half-open trial out waits for its outcome
+	// (guard.Config.TrialWait), where the library's default is no wait:
+	// docs/design.md ("guard: waiting for the trial") says why.
+	DefaultGuardTrialWait = guard.SuggestedTrialWait
+
 	// DefaultGuardShare shares guard verdicts wherever the store can
 	// carry them: on PostgreSQL, not on SQLite.
 	DefaultGuardShare = "auto"
@@ -64,12 +70,14 @@ type Config struct {
 	AllowedHosts []string
 
 	// Guard configures the server's connectivity guard; zero fields take
-	// guard's defaults, except two the daemon sets otherwise. A nil Probe
+	// guard's defaults, except three the daemon sets otherwise. A nil Probe
 	// means the server's own: HEAD <endpoint>/ through the same dialer,
 	// and so the same destination policy, as the fetch route, counted in
 	// hostguard_guard_probes_total; a negative MaxProbes turns probes off.
 	// A zero MaxOpenFor means DefaultGuardMaxOpenFor (2m); negative turns
-	// growth off. The server sets OnTransition for its log line and
+	// growth off. A zero TrialWait means DefaultGuardTrialWait (2s);
+	// negative refuses at once while a trial is out. The server sets
+	// OnTransition for its log line and
 	// metrics, then calls the one given here, if any.
 	Guard guard.Config
 
@@ -343,6 +351,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Guard.MaxOpenFor == 0 {
 		c.Guard.MaxOpenFor = DefaultGuardMaxOpenFor
+	}
+	if c.Guard.TrialWait == 0 {
+		c.Guard.TrialWait = DefaultGuardTrialWait
 	}
 	return c
 }

@@ -112,7 +112,7 @@ func newNodes(env Env, dsn string, n int, share bool, lags *Lags) (*nodesClient,
 		c.stores = append(c.stores, st)
 		who := fmt.Sprintf("node %d", i)
 		cfg := guard.Config{Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: DaemonMaxOpenFor * env.Timeout,
-			WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
+			WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor, TrialWait: daemonTrialWait(env.Timeout)}
 		send := transport.ProbeFunc(env.Base, env.Timeout)
 		cfg.Probe = func(ctx context.Context, endpoint string) error {
 			if env.Probes != nil {

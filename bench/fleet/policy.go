@@ -64,14 +64,13 @@ func Policies() []Policy {
 	return []Policy{
 		{Name: "oracle", Note: "knows the schedule: never contacts a down host, never refuses an up one", New: newOracle},
 		{Name: "none", Note: "no breaker, client timeout only", New: newPlain},
-		{Name: "hostguard", Note: fmt.Sprintf("the daemon's settings: guard defaults scaled (Threshold 2, Window 4T, OpenFor T), probes through transport.ProbeFunc, MaxOpenFor %gT", float64(DaemonMaxOpenFor)), New: newHostguard(true, DaemonMaxOpenFor, false)},
-		{Name: "hostguard-probeT", Note: "the daemon's settings, but every probe waits the whole T (the wait rule off), as before the probe's wait followed the host's need", New: newHostguard(true, DaemonMaxOpenFor, true)},
-		{Name: "hostguard-trip1", Note: "the daemon's settings with Threshold 1: one fan-out of timeouts trips, the seed's two-fan-out trip rule dropped", New: func(env Env) Client {
-			return newHostguardConfig(env, true, DaemonMaxOpenFor, false, 1)
-		}},
-		{Name: "hostguard-probes", Note: "probes without growth (MaxOpenFor 0)", New: newHostguard(true, 0, false)},
-		{Name: "hostguard-growth", Note: fmt.Sprintf("growth alone (MaxOpenFor %gT), no probes", float64(DaemonMaxOpenFor)), New: newHostguard(false, DaemonMaxOpenFor, false)},
-		{Name: "hostguard-seed", Note: "the seed's rules: no probes, no growth; the first request after the open period is the trial", New: newHostguard(false, 0, false)},
+		{Name: "hostguard", Note: fmt.Sprintf("the daemon's settings: guard defaults scaled (Threshold 2, Window 4T, OpenFor T), probes through transport.ProbeFunc, MaxOpenFor %gT, TrialWait %v scaled like OpenFor's %v", float64(DaemonMaxOpenFor), guard.SuggestedTrialWait, guard.DefaultOpenFor), New: newHostguard(daemon)},
+		{Name: "hostguard-failfast", Note: "the daemon's settings without TrialWait: a request that finds the half-open trial out is refused at once (the seed's rule)", New: newHostguard(hgOptions{probe: true, maxOpenFor: DaemonMaxOpenFor})},
+		{Name: "hostguard-probeT", Note: "the daemon's settings, but every probe waits the whole T (the wait rule off), as before the probe's wait followed the host's need", New: newHostguard(with(daemon, func(o *hgOptions) { o.fullWait = true }))},
+		{Name: "hostguard-trip1", Note: "the daemon's settings with Threshold 1: one fan-out of timeouts trips, the seed's two-fan-out trip rule dropped", New: newHostguard(with(daemon, func(o *hgOptions) { o.threshold = 1 }))},
+		{Name: "hostguard-probes", Note: "probes without growth (MaxOpenFor 0)", New: newHostguard(hgOptions{probe: true})},
+		{Name: "hostguard-growth", Note: fmt.Sprintf("growth alone (MaxOpenFor %gT), no probes", float64(DaemonMaxOpenFor)), New: newHostguard(hgOptions{maxOpenFor: DaemonMaxOpenFor})},
+		{Name: "hostguard-seed", Note: "the seed's rules: no probes, no growth; the first request after the open period is the trial", New: newHostguard(hgOptions{})},
 		{Name: "gobreaker", Note: "defaults scaled (trip after >5 consecutive failures, open 2T, 1 half-open request); errors only", New: newGobreaker(false)},
 		{Name: "gobreaker-5xx", Note: "as gobreaker, and a 5xx status counts as a failure", New: newGobreaker(true)},
 		{Name: "failsafe", Note: "defaults scaled (trip after 1 failure, open 2T, 1 half-open request); errors only", New: newFailsafe(false)},
@@ -90,7 +89,7 @@ func HostguardPolicy(probe bool, maxOpenFor time.Duration) Policy {
 		name += fmt.Sprintf("-max%dT", maxOpenFor)
 		note += fmt.Sprintf(", MaxOpenFor %dT", maxOpenFor)
 	}
-	return Policy{Name: name, Note: note, New: newHostguard(probe, maxOpenFor, false)}
+	return Policy{Name: name, Note: note, New: newHostguard(hgOptions{probe: probe, maxOpenFor: maxOpenFor})}
 }
 
 // PolicyNamed returns the policy called name.
@@ -132,20 +131,46 @@ type hostguardClient struct {
 	g *guard.Guard
 }
 
-// newHostguard builds hostguard's transport with the scaled defaults, with
-// or without probes, and with MaxOpenFor = maxOpenFor × T (0: no growth).
-// fullWait turns the wait rule off, so that probes wait the whole T.
-func newHostguard(probe bool, maxOpenFor time.Duration, fullWait bool) func(Env) Client {
-	return func(env Env) Client { return newHostguardConfig(env, probe, maxOpenFor, fullWait, 0) }
+// hgOptions are the settings of a hostguard policy, in units of T where
+// they are durations.
+type hgOptions struct {
+	probe      bool          // probes through transport.ProbeFunc
+	maxOpenFor time.Duration // growth cap × T; 0: no growth
+	fullWait   bool          // the wait rule off, so that probes wait the whole T
+	threshold  int           // the guard's Threshold; 0: the default
+	trialWait  bool          // the daemon's TrialWait, scaled
 }
 
-// newHostguardConfig is newHostguard's client with the guard's Threshold
-// set (0: the default).
-func newHostguardConfig(env Env, probe bool, maxOpenFor time.Duration, fullWait bool, threshold int) Client {
-	cfg := guard.Config{Threshold: threshold, Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: maxOpenFor * env.Timeout,
+// daemon is the daemon's settings.
+var daemon = hgOptions{probe: true, maxOpenFor: DaemonMaxOpenFor, trialWait: true}
+
+func with(o hgOptions, change func(*hgOptions)) hgOptions {
+	change(&o)
+	return o
+}
+
+// daemonTrialWait is the daemon's TrialWait scaled as every other
+// duration: OpenFor's 30 s stands for T.
+func daemonTrialWait(t time.Duration) time.Duration {
+	return guard.SuggestedTrialWait * t / guard.DefaultOpenFor
+}
+
+// newHostguard builds hostguard's transport with the scaled defaults and
+// the settings of o.
+func newHostguard(o hgOptions) func(Env) Client {
+	return func(env Env) Client { return newHostguardConfig(env, o) }
+}
+
+// newHostguardConfig is newHostguard's client for env.
+func newHostguardConfig(env Env, o hgOptions) Client {
+	probe := o.probe
+	cfg := guard.Config{Threshold: o.threshold, Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: o.maxOpenFor * env.Timeout,
 		WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
-	if fullWait {
+	if o.fullWait {
 		cfg.WaitFloor = -1
+	}
+	if o.trialWait {
+		cfg.TrialWait = daemonTrialWait(env.Timeout)
 	}
 	if probe {
 		send := transport.ProbeFunc(env.Base, env.Timeout)

@@ -24,14 +24,14 @@ type outageRow struct {
 
 // outagePolicies are what the long-outage phase compares: hostguard
 // without and with probes, each growth cap with probes and the daemon's
-// with growth alone, and the two peers.
+// with growth alone, the daemon's settings, and the two peers.
 func outagePolicies(caps []int64) []fleet.Policy {
 	pols := []fleet.Policy{fleet.HostguardPolicy(false, 0), fleet.HostguardPolicy(true, 0)}
 	for _, c := range caps {
 		pols = append(pols, fleet.HostguardPolicy(true, time.Duration(c)))
 	}
 	pols = append(pols, fleet.HostguardPolicy(false, fleet.DaemonMaxOpenFor))
-	for _, name := range []string{"gobreaker", "failsafe"} {
+	for _, name := range []string{"hostguard", "gobreaker", "failsafe"} {
 		p, _ := fleet.PolicyNamed(name)
 		pols = append(pols, p)
 	}

@@ -136,6 +136,8 @@ var options = []option{
 		usage: "most endpoint records the guard keeps in memory"},
 	{name: "guard.max_open_for", field: func(s *settings) any { return &s.server.Guard.MaxOpenFor }, def: server.DefaultGuardMaxOpenFor,
 		usage: "longest an open period grows to while a host stays down; negative: every period lasts open_for"},
+	{name: "guard.trial_wait", field: func(s *settings) any { return &s.server.Guard.TrialWait }, def: server.DefaultGuardTrialWait,
+		usage: "most a request waits for the outcome of an endpoint's one half-open trial, instead of being refused at once (it waits what the host needs to answer, up to this); negative: refused at once"},
 	{name: "guard.max_probes", field: func(s *settings) any { return &s.server.Guard.MaxProbes }, def: guard.DefaultMaxProbes,
 		usage: "recovery probes running at once; negative: no probes, the first request after an open period is the trial"},
 	{name: "guard.share", field: func(s *settings) any { return &s.server.GuardShare }, def: server.DefaultGuardShare,
