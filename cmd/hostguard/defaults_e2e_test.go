@@ -190,3 +190,114 @@ func TestDefaultDaemonChecksAHostThatCameBack(t *testing.T) {
 		t.Fatalf("the next request: %d %v; want it forwarded and answered", code, err)
 	}
 }
+
+// comebackHost serves HTTP on one loopback port, answering each request
+// after delay, and can stop listening (connections are refused) and start
+// again on the same port. It logs "in" and "out" for every request it
+// serves, in order.
+type comebackHost struct {
+	t     *testing.T
+	addr  string
+	delay time.Duration
+	srv   *http.Server
+	mu    sync.Mutex
+	log   []string
+}
+
+func newComebackHost(t *testing.T, delay time.Duration) *comebackHost {
+	h := &comebackHost{t: t, delay: delay}
+	h.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.note("in")
+		time.Sleep(h.delay)
+		h.note("out")
+		w.WriteHeader(http.StatusOK)
+	})}
+	h.listen("127.0.0.1:0")
+	t.Cleanup(func() { h.srv.Close() })
+	return h
+}
+
+func (h *comebackHost) note(what string) {
+	h.mu.Lock()
+	h.log = append(h.log, what)
+	h.mu.Unlock()
+}
+
+func (h *comebackHost) listen(addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.addr = ln.Addr().String()
+	go h.srv.Serve(ln)
+}
+
+// down closes the listener and every connection; up listens again.
+func (h *comebackHost) down() {
+	h.srv.Close()
+	h.srv = &http.Server{Handler: h.srv.Handler}
+}
+
+func (h *comebackHost) up() { h.listen(h.addr) }
+
+// TestDefaultDaemonLetsRequestsWaitForTheTrial: the daemon with its
+// defaults but a 1 s open period (so the test does not wait 30 s), and a
+// host seen answering in 300 ms that refuses two requests and comes back.
+// After the open period five requests arrive at once: one is the trial,
+// and the other four wait for its answer (guard.trial_wait, 2 s by
+// default) and then go out, instead of being refused while it was out.
+// The host hears the trial alone first.
+func TestDefaultDaemonLetsRequestsWaitForTheTrial(t *testing.T) {
+	bin := buildBinary(t)
+	d := launch(t, bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "d.db"), "--allow-private", "--log-format", "json", "--guard-open-for", "1s")
+	host := newComebackHost(t, 300*time.Millisecond)
+	ep := "http://" + host.addr
+	client := proxyClient(d, 5*time.Second)
+	defer client.Transport.(*http.Transport).CloseIdleConnections()
+	get := func() int {
+		resp, err := client.Get(ep + "/live")
+		if err != nil {
+			t.Errorf("GET: %v", err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(); code != 200 {
+		t.Fatalf("the host answering: %d", code)
+	}
+	host.down()
+	for i := 1; i <= 2; i++ {
+		if code := get(); code != http.StatusBadGateway {
+			t.Fatalf("request %d to the refusing host: %d; want 502", i, code)
+		}
+	}
+	if e := d.endpoint(t, ep); e.State != "open" {
+		t.Fatalf("after two refusals: %+v; want open", e)
+	}
+	host.up()
+	host.mu.Lock()
+	host.log = nil
+	host.mu.Unlock()
+	waitfor.True(t, 10*time.Second, "the open period to end", func() bool { return d.endpoint(t, ep).State == "half-open" })
+
+	const n = 5
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { codes <- get() })
+	}
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != 200 {
+			t.Errorf("a request after the open period: %d; want 200, every request waiting for the trial's answer", code)
+		}
+	}
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	if len(host.log) != 2*n || host.log[0] != "in" || host.log[1] != "out" {
+		t.Errorf("the host heard %v; want the trial alone, then the other %d", host.log, n-1)
+	}
+}
