@@ -33,7 +33,10 @@
 //     else gets an *OpenError with RetryAfter 0 until it settles. The slot
 //     has no deadline of its own: it belongs to its ticket until that
 //     ticket is answered, failed or released. A failed trial opens the
-//     endpoint again at once; an answered one closes it.
+//     endpoint again at once; an answered one closes it. With TrialWait
+//     (off by default; the daemon's is 2 s) a caller that finds the trial
+//     out waits for its outcome, at most what the host needs to answer,
+//     instead of being refused at once.
 //   - Any answer clears the record, whatever its state.
 //   - Siblings are one piece of evidence: requests already in flight when a
 //     failure is counted (admitted before it) cannot add to the streak, in
