@@ -118,8 +118,9 @@ type Config struct {
 	// needs to answer, as a probe's is (WaitFactor times its recent need,
 	// and a quarter more), at most TrialWait; an endpoint never seen
 	// answering gets none, nor does a caller during an open period. A
-	// caller waits once per Acquire: if the slot went to another trial
-	// meanwhile, it is refused. One trial at a time still holds: the
+	// caller has one such wait per Acquire: if the trial ends without a
+	// report and another caller takes the slot, it waits on for that
+	// trial within what is left. One trial at a time still holds: the
 	// waiting callers send nothing until the trial settled. Zero or
 	// negative means no wait, the seed's rule (RetryAfter 0 at once);
 	// SuggestedTrialWait is the daemon's.

@@ -123,7 +123,7 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 	if exempt {
 		kind = kExempt
 	}
-	waited := false // a caller waits on a trial once per Acquire
+	var waitUntil time.Time // the end of this caller's wait on trials, once it began one
 	for {
 		ep, atDoor := g.admit(key)
 		if atDoor {
@@ -157,7 +157,7 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			ep.awaitEviction()
 			continue
 		}
-		if t, err, ok := g.admitOpen(ep, f, &waited); ok {
+		if t, err, ok := g.admitOpen(ep, f, &waitUntil); ok {
 			return t, err
 		}
 	}
@@ -165,11 +165,11 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 
 // admitOpen decides on a non-exempt acquisition of a record that was open
 // when its flags were read. ok is false when ep was evicted meanwhile, or
-// the caller waited for a trial's outcome (and waited is now set), and the
-// caller must look the key up again.
-func (g *Guard) admitOpen(ep *endpoint, f uint32, waited *bool) (t *Ticket, err error, ok bool) {
+// the caller waited for a trial's outcome (see awaitTrial; waitUntil is
+// then set), and the caller must look the key up again.
+func (g *Guard) admitOpen(ep *endpoint, f uint32, waitUntil *time.Time) (t *Ticket, err error, ok bool) {
 	if f&(fTrial|fCheck) == fTrial {
-		if !*waited && g.trialWait(ep) > 0 {
+		if g.waitLeft(ep, waitUntil) > 0 {
 			// Wait for the trial's outcome rather than refuse: under
 			// the lock, so that its settling cannot be missed.
 			ep.mu.Lock()
@@ -178,8 +178,7 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, waited *bool) (t *Ticket, err 
 				ep.mu.Unlock()
 				return nil, nil, false
 			}
-			*waited = true
-			g.awaitTrial(ep, nil)
+			g.awaitTrial(ep, nil, waitUntil)
 			return nil, nil, false
 		}
 		// Half-open with the trial out, a probe or a caller's: refuse
@@ -220,9 +219,8 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, waited *bool) (t *Ticket, err 
 	}
 	var tr transitions
 	ep.observe(now, &tr)
-	if ep.trial != 0 && !*waited && g.trialWait(ep) > 0 {
-		*waited = true
-		g.awaitTrial(ep, &tr)
+	if ep.trial != 0 && g.waitLeft(ep, waitUntil) > 0 {
+		g.awaitTrial(ep, &tr, waitUntil)
 		return nil, nil, false
 	}
 	if ep.trial != 0 {
@@ -286,20 +284,36 @@ func (g *Guard) trialWait(ep *endpoint) time.Duration {
 	return min(w+w/4, g.cfg.TrialWait)
 }
 
+// waitLeft is what is left of a caller's wait on ep's trials: all of
+// trialWait before it began one (waitUntil zero), else the time to
+// waitUntil. The wait is one per Acquire, however many trials it spans:
+// a caller woken by a trial that ended without a report, whose slot
+// another caller then took, waits on for that one within what is left.
+// It is measured on the runtime's clock, the one its timer runs on.
+func (g *Guard) waitLeft(ep *endpoint, waitUntil *time.Time) time.Duration {
+	if waitUntil.IsZero() {
+		return g.trialWait(ep)
+	}
+	return time.Until(*waitUntil)
+}
+
 // awaitTrial waits until ep's trial slot is freed or the caller's wait
 // runs out, after reporting tr. Call with ep.mu held and the slot taken;
 // it releases the lock. The caller then looks again: it goes out if the
-// trial answered, is refused by the open period if it failed, and is
-// refused with RetryAfter 0 if the trial is still out, which is demand as
-// for any caller refused then.
-func (g *Guard) awaitTrial(ep *endpoint, tr *transitions) {
+// trial answered, is refused by the open period if it failed, and, once
+// its wait is over, is refused with RetryAfter 0 if a trial is still
+// out, which is demand as for any caller refused then.
+func (g *Guard) awaitTrial(ep *endpoint, tr *transitions, waitUntil *time.Time) {
 	done := ep.trialSettled()
-	wait := g.trialWait(ep)
+	left := g.waitLeft(ep, waitUntil)
+	if waitUntil.IsZero() {
+		*waitUntil = time.Now().Add(left)
+	}
 	ep.mu.Unlock()
 	if tr != nil {
 		g.report(ep, tr)
 	}
-	timer := time.NewTimer(wait)
+	timer := time.NewTimer(left)
 	defer timer.Stop()
 	select {
 	case <-done:

@@ -178,6 +178,7 @@ const defaultURL = "http://a.test/"
 //	                  has not returned, else as for acquire, or
 //	                  alternatives "trial|open 0s"; it then names the ticket
 //	trials            want is how many returned background Acquires got the trial
+//	trial-of          names tk the one trial ticket background Acquires returned
 //	answer, release   ticket operations; want is unused
 //	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
@@ -273,6 +274,21 @@ func (b *bed) run(rows []step) {
 			if got := fmt.Sprint(n); got != r.want {
 				b.t.Fatalf("%s: %s background Acquires got the trial, want %s", where, got, r.want)
 			}
+		case "trial-of":
+			var found []*guard.Ticket
+			for _, a := range b.bg {
+				select {
+				case <-a.done:
+					if a.err == nil && a.tk.Trial() {
+						found = append(found, a.tk)
+					}
+				default:
+				}
+			}
+			if len(found) != 1 {
+				b.t.Fatalf("%s: %d background Acquires got the trial, want 1", where, len(found))
+			}
+			b.tickets[r.tk] = found[0]
 		case "answer":
 			b.ticket(where, r.tk).Answered()
 		case "answer-after":

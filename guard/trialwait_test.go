@@ -56,12 +56,32 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 33*s - 1, do: "got", tk: "w", want: "waiting"},
 			{at: 33 * s, do: "got", tk: "w", want: "open 0s"},
 		})},
-		"a caller waits once: the slot taken again meanwhile refuses it": {cfg: noProbes, rows: rows(half, []step{
+		// w and x wait; t ends without a report, one of them takes the
+		// slot, and the other waits on for that trial's outcome.
+		"a caller waits on through a trial that ended without a report, for the next one": {cfg: noProbes, rows: rows(half, []step{
 			{at: 31 * s, do: "acquire-bg", tk: "x"},
 			{at: 32 * s, do: "release", tk: "t"},
-			{at: 32 * s, do: "got", tk: "w", want: "trial|open 0s"},
-			{at: 32 * s, do: "got", tk: "x", want: "trial|open 0s"},
 			{at: 32 * s, do: "trials", want: "1"},
+			{at: 32 * s, do: "trial-of", tk: "n"},
+			{at: 33 * s, do: "answer", tk: "n"},
+			{at: 33 * s, do: "got", tk: "w", want: "trial|ok"},
+			{at: 33 * s, do: "got", tk: "x", want: "trial|ok"},
+			{at: 33 * s, do: "trials", want: "1"},
+		})},
+		"... and is refused by the opening when that one fails": {cfg: noProbes, rows: rows(half, []step{
+			{at: 31 * s, do: "acquire-bg", tk: "x"},
+			{at: 32 * s, do: "release", tk: "t"},
+			{at: 32 * s, do: "trial-of", tk: "n"},
+			{at: 33 * s, do: "fail", tk: "n"},
+			{at: 33 * s, do: "got", tk: "w", want: "trial|open 30s"},
+			{at: 33 * s, do: "got", tk: "x", want: "trial|open 30s"},
+		})},
+		"a caller's one wait ends when it runs out, whatever the trials": {cfg: noProbes, rows: rows(half, []step{
+			{at: 31 * s, do: "acquire-bg", tk: "x"},
+			{at: 32 * s, do: "release", tk: "t"},
+			{at: 32 * s, do: "trial-of", tk: "n"},
+			{at: 41 * s, do: "got", tk: "w", want: "trial|open 0s"},
+			{at: 41 * s, do: "got", tk: "x", want: "trial|open 0s"},
 		})},
 		"without TrialWait, the seed's rule: refused at once": {cfg: guard.Config{MaxProbes: -1}, rows: rows(seenUp, trip, []step{
 			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
