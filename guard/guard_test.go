@@ -336,18 +336,7 @@ func TestHalfOpenRace(t *testing.T) {
 	b := setup(t, guard.Config{Threshold: 1})
 	const racers, rounds = 64, 20
 	for round := range rounds {
-		now := epoch.Add(time.Duration(round) * time.Minute)
-		b.clk.Set(now)
-		if err := b.g.Reset(defaultURL); err != nil {
-			t.Fatal(err)
-		}
-		tk, err := b.g.Acquire(defaultURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tk.Failed(errTimeout)
-		b.clk.Set(now.Add(30 * s))
-
+		halfOpenRound(t, b, round, 0)
 		start := make(chan struct{})
 		tickets := make(chan *guard.Ticket, racers)
 		var wg sync.WaitGroup
@@ -379,6 +368,31 @@ func TestHalfOpenRace(t *testing.T) {
 			t.Fatalf("round %d: %d goroutines got the trial, want exactly 1", round, won)
 		}
 	}
+}
+
+// halfOpenRound resets the default endpoint at the round's minute, with
+// an answer after need first unless need is 0, trips it with one failure
+// (Threshold 1) and sets the clock to the end of its open period.
+func halfOpenRound(t *testing.T, b *bed, round int, need time.Duration) {
+	t.Helper()
+	now := epoch.Add(time.Duration(round) * time.Minute)
+	b.clk.Set(now)
+	if err := b.g.Reset(defaultURL); err != nil {
+		t.Fatal(err)
+	}
+	if need > 0 {
+		up, err := b.g.Acquire(defaultURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up.AnsweredAfter(need)
+	}
+	tk, err := b.g.Acquire(defaultURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk.Failed(errTimeout)
+	b.clk.Set(now.Add(30 * s))
 }
 
 // TestConcurrentUse mixes every operation on a few endpoints from many

@@ -141,22 +141,7 @@ func TestHalfOpenRaceWithTrialWait(t *testing.T) {
 	b := setup(t, guard.Config{Threshold: 1, TrialWait: time.Minute})
 	const racers, rounds = 64, 20
 	for round := range rounds {
-		now := epoch.Add(time.Duration(round) * time.Minute)
-		b.clk.Set(now)
-		if err := b.g.Reset(defaultURL); err != nil {
-			t.Fatal(err)
-		}
-		up, err := b.g.Acquire(defaultURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		up.AnsweredAfter(time.Second) // a caller may wait 5s on the trial
-		tk, err := b.g.Acquire(defaultURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tk.Failed(errTimeout)
-		b.clk.Set(now.Add(30 * s))
+		halfOpenRound(t, b, round, time.Second) // a caller may wait 5s on the trial
 		answer := round%2 == 0
 
 		start := make(chan struct{})
