@@ -35,8 +35,10 @@ func Name(member string) string {
 // has no such parameter.
 func Param(member, key string) (value string, ok bool) {
 	params, _ := split(member, ';')
-	for _, p := range params[1:] {
-		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+	// From the end: a parameter given twice has its last value (RFC 9651,
+	// 4.2.3.2).
+	for i := len(params) - 1; i >= 1; i-- {
+		k, v, _ := strings.Cut(strings.TrimSpace(params[i]), "=")
 		if strings.EqualFold(strings.TrimSpace(k), key) {
 			v = strings.TrimSpace(v)
 			if strings.HasPrefix(v, `"`) {

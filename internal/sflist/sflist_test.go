@@ -26,6 +26,9 @@ func TestReadsAProxyStatusList(t *testing.T) {
 	if _, ok := Param(members[2], "error"); ok {
 		t.Error("a member without parameters has an error parameter")
 	}
+	if got, _ := Param("hostguard;error=dns_timeout;error=tls_protocol_error", "error"); got != "tls_protocol_error" {
+		t.Errorf("a parameter given twice = %q; want its last value, as RFC 9651 says", got)
+	}
 	if _, ok := Members(`a; details="open`); ok {
 		t.Error("an open quoted string is accepted")
 	}
