@@ -45,6 +45,10 @@ type Guard struct {
 	running sync.WaitGroup // probe goroutines
 
 	// Sharing; see share.go.
+	// Callers that waited on a trial (Config.TrialWait), by how their
+	// Acquire ended; see TrialWaits.
+	waitsAdmitted, waitsRefused atomic.Uint64
+
 	coarse      atomic.Int64 // a recent clock reading, as since; kept by coarseTimer
 	coarseTimer *time.Timer
 	claimer     Claimer // cfg.Share, if it claims leases
@@ -127,12 +131,14 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 	for {
 		ep, atDoor := g.admit(key)
 		if atDoor {
+			g.countWait(waitUntil, nil)
 			return g.doorTicket(key, kind), nil
 		}
 		if ep == nil {
 			// Every record is busy and the cap is reached: let the
 			// request through untracked rather than refuse or evict
 			// evidence that is in use.
+			g.countWait(waitUntil, nil)
 			return untracked(key), nil
 		}
 		// The hot path. The count goes up before the flags are read
@@ -146,6 +152,7 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			seq := ep.seq.Add(1)
 			if f = ep.flags.Load(); f&fEvicted == 0 && (f&fOpen == 0 || exempt) {
 				ep.markUsed()
+				g.countWait(waitUntil, nil)
 				return &Ticket{ep: ep, seq: seq, kind: kind}, nil
 			}
 			ep.out.Add(-1)
@@ -158,9 +165,30 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			continue
 		}
 		if t, err, ok := g.admitOpen(ep, f, &waitUntil); ok {
+			g.countWait(waitUntil, err)
 			return t, err
 		}
 	}
+}
+
+// countWait counts an Acquire that waited on a trial (waitUntil set) by
+// how it ended: admitted when err is nil, else refused.
+func (g *Guard) countWait(waitUntil time.Time, err error) {
+	switch {
+	case waitUntil.IsZero():
+	case err == nil:
+		g.waitsAdmitted.Add(1)
+	default:
+		g.waitsRefused.Add(1)
+	}
+}
+
+// TrialWaits reports how many Acquires waited on an endpoint's half-open
+// trial (Config.TrialWait) since New: admitted, those that then went out,
+// and refused, those refused after it (the trial failed, or their wait ran
+// out while a trial was still out).
+func (g *Guard) TrialWaits() (admitted, refused uint64) {
+	return g.waitsAdmitted.Load(), g.waitsRefused.Load()
 }
 
 // admitOpen decides on a non-exempt acquisition of a record that was open

@@ -179,6 +179,7 @@ const defaultURL = "http://a.test/"
 //	                  alternatives "trial|open 0s"; it then names the ticket
 //	trials            want is how many returned background Acquires got the trial
 //	trial-of          names tk the one trial ticket background Acquires returned
+//	waits             want is TrialWaits, "<admitted> <refused>"
 //	answer, release   ticket operations; want is unused
 //	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
@@ -273,6 +274,11 @@ func (b *bed) run(rows []step) {
 			}
 			if got := fmt.Sprint(n); got != r.want {
 				b.t.Fatalf("%s: %s background Acquires got the trial, want %s", where, got, r.want)
+			}
+		case "waits":
+			admitted, refused := b.g.TrialWaits()
+			if got := fmt.Sprintf("%d %d", admitted, refused); got != r.want {
+				b.t.Fatalf("%s: TrialWaits = %s, want %s", where, got, r.want)
 			}
 		case "trial-of":
 			var found []*guard.Ticket

@@ -35,11 +35,13 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 31 * s, do: "got", tk: "w", want: "ok"},
 			{at: 31 * s, do: "state", want: "closed"},
 			{at: 31 * s, do: "answer", tk: "w"},
+			{at: 31 * s, do: "waits", want: "1 0"},
 		})},
 		"a caller waiting on a trial that fails is refused by the opening that follows": {cfg: noProbes, rows: rows(half, []step{
 			{at: 32 * s, do: "fail", tk: "t"},
 			{at: 32 * s, do: "got", tk: "w", want: "open 30s"},
 			{at: 32 * s, do: "state", want: "open"},
+			{at: 32 * s, do: "waits", want: "0 1"},
 		})},
 		"a trial released without a report hands the slot to the waiting caller": {cfg: noProbes, rows: rows(half, []step{
 			{at: 32 * s, do: "release", tk: "t"},
@@ -51,6 +53,7 @@ func TestTrialWaitRules(t *testing.T) {
 		"the wait is what the endpoint needs to answer": {cfg: noProbes, rows: rows(half, []step{
 			{at: 40*s - 1, do: "got", tk: "w", want: "waiting"},
 			{at: 40 * s, do: "got", tk: "w", want: "open 0s"},
+			{at: 40 * s, do: "waits", want: "0 1"},
 		})},
 		"the wait is at most TrialWait": {cfg: guard.Config{MaxProbes: -1, TrialWait: 3 * s}, rows: rows(half[:len(half)-1], []step{
 			{at: 33*s - 1, do: "got", tk: "w", want: "waiting"},
@@ -87,6 +90,7 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
 			{at: 30 * s, do: "acquire-bg", tk: "w"},
 			{at: 30 * s, do: "got", tk: "w", want: "open 0s"},
+			{at: 30 * s, do: "waits", want: "0 0"},
 		})},
 		"an endpoint never seen answering: refused at once": {cfg: noProbes, rows: rows(trip, []step{
 			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},

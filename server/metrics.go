@@ -343,6 +343,8 @@ type stateCollector struct{ s *Server }
 var (
 	descEndpoints = prometheus.NewDesc("hostguard_guard_endpoints",
 		"Endpoint records held by the connectivity guard, by state: closed, open, half-open (a trial or probe can run now) and trial (a trial or the guard's probe is out).", []string{"state"}, nil)
+	descTrialWaits = prometheus.NewDesc("hostguard_guard_trial_waits_total",
+		"Requests that found an endpoint's half-open trial out and waited for its outcome (guard.trial_wait), by outcome: admitted (the trial was answered, and they went out) or refused.", []string{"outcome"}, nil)
 	descHosts = prometheus.NewDesc("hostguard_health_hosts",
 		"Hosts the tracker knows (known), those with a failure since their last success (unhealthy), and those in backoff now (backoff).", []string{"view"}, nil)
 	descItems = prometheus.NewDesc("hostguard_retry_items",
@@ -385,7 +387,7 @@ var (
 const scrapeTimeout = 5 * time.Second
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descEndpoints, descHosts, descItems, descDue, descLag, descScrapeErrors,
+	for _, d := range []*prometheus.Desc{descEndpoints, descTrialWaits, descHosts, descItems, descDue, descLag, descScrapeErrors,
 		descPruned, descPrunedAt, descHostWakes, descHostWoken, descWaitingClaims, descFeedItems, descFeedGaps, descFeedLastSync, descFeedLastSuccess, descFeedFailures,
 		descFeedForgotten, descEvidence} {
 		ch <- d
@@ -401,6 +403,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(descEndpoints, prometheus.GaugeValue, float64(n), state)
 	}
+	admitted, refused := s.guard.TrialWaits()
+	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(admitted), "admitted")
+	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(refused), "refused")
 	// Feed names come from the owner's configuration, so they are a
 	// bounded label set, unlike endpoints or hosts.
 	for _, f := range s.feedRunners() {

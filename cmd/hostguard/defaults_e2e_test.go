@@ -296,8 +296,19 @@ func TestDefaultDaemonLetsRequestsWaitForTheTrial(t *testing.T) {
 		}
 	}
 	host.mu.Lock()
-	defer host.mu.Unlock()
 	if len(host.log) != 2*n || host.log[0] != "in" || host.log[1] != "out" {
 		t.Errorf("the host heard %v; want the trial alone, then the other %d", host.log, n-1)
+	}
+	host.mu.Unlock()
+	resp, err := plainClient.Get(d.api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`hostguard_guard_trial_waits_total{outcome="admitted"} 4`, `hostguard_guard_trial_waits_total{outcome="refused"} 0`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }
