@@ -95,11 +95,19 @@ func deriveKey(rawURL string) (string, error) {
 // take this path.
 func canonicalPrefix(raw string) int {
 	i := 0
-	for i < len(raw) && 'a' <= raw[i] && raw[i] <= 'z' {
-		i++
-	}
-	if i == 0 || len(raw) < i+3 || raw[i] != ':' || raw[i+1] != '/' || raw[i+2] != '/' {
-		return 0
+	// The two schemes nearly every URL has, compared a word at a time.
+	switch {
+	case strings.HasPrefix(raw, "http://"):
+		i = len("http")
+	case strings.HasPrefix(raw, "https://"):
+		i = len("https")
+	default:
+		for i < len(raw) && 'a' <= raw[i] && raw[i] <= 'z' {
+			i++
+		}
+		if i == 0 || len(raw) < i+3 || raw[i] != ':' || raw[i+1] != '/' || raw[i+2] != '/' {
+			return 0
+		}
 	}
 	scheme := raw[:i]
 	j := i + 3
