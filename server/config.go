@@ -39,7 +39,7 @@ const (
 	// DefaultGuardTrialWait is how long, at most, a request that finds an
 	// endpoint's half-open trial out waits for its outcome
 	// (guard.Config.TrialWait), where the library's default is no wait:
-	// docs/design.md ("guard: waiting for the trial") says why.
+	// docs/design.md ("Waiting for the trial") says why.
 	DefaultGuardTrialWait = guard.SuggestedTrialWait
 
 	// DefaultGuardShare shares guard verdicts wherever the store can
@@ -77,8 +77,8 @@ type Config struct {
 	// A zero MaxOpenFor means DefaultGuardMaxOpenFor (2m); negative turns
 	// growth off. A zero TrialWait means DefaultGuardTrialWait (2s);
 	// negative refuses at once while a trial is out. The server sets
-	// OnTransition for its log line and
-	// metrics, then calls the one given here, if any.
+	// OnTransition for its log line and metrics, then calls the one given
+	// here, if any.
 	Guard guard.Config
 
 	// GuardShare says whether the guard shares its verdicts with the other

@@ -163,7 +163,6 @@ func newHostguard(o hgOptions) func(Env) Client {
 
 // newHostguardConfig is newHostguard's client for env.
 func newHostguardConfig(env Env, o hgOptions) Client {
-	probe := o.probe
 	cfg := guard.Config{Threshold: o.threshold, Window: 4 * env.Timeout, OpenFor: env.Timeout, MaxOpenFor: o.maxOpenFor * env.Timeout,
 		WaitFloor: guard.DefaultWaitFloor * env.Timeout / guard.DefaultOpenFor}
 	if o.fullWait {
@@ -172,7 +171,7 @@ func newHostguardConfig(env Env, o hgOptions) Client {
 	if o.trialWait {
 		cfg.TrialWait = daemonTrialWait(env.Timeout)
 	}
-	if probe {
+	if o.probe {
 		send := transport.ProbeFunc(env.Base, env.Timeout)
 		cfg.Probe = func(ctx context.Context, endpoint string) error {
 			if env.Probes != nil {
