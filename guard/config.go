@@ -115,8 +115,9 @@ type Config struct {
 	// failing fast at once: when the trial answers, the caller goes out
 	// as on any closed endpoint; when it fails, the caller is refused
 	// with the open period that follows. The wait is what the endpoint
-	// needs to answer, as a probe's is (WaitFactor times its recent need,
-	// and a quarter more), at most TrialWait; an endpoint never seen
+	// needs to answer (WaitFactor times its recent need, and a quarter
+	// more: a probe's wait without WaitFloor), at most TrialWait; an
+	// endpoint never seen
 	// answering gets none, nor does a caller during an open period. A
 	// caller has one such wait per Acquire: if the trial ends without a
 	// report and another caller takes the slot, it waits on for that

@@ -98,8 +98,9 @@ func (g *Guard) sinceNow() int64 {
 // caller must settle: Answered when any HTTP response arrived, Failed with
 // the error otherwise, and Release in a defer for every other path. While
 // the endpoint is open, or half-open with its trial out, it returns an
-// *OpenError instead and the request must not be sent. A URL that names no
-// endpoint returns an error wrapping ErrBadURL.
+// *OpenError instead and the request must not be sent; with
+// Config.TrialWait it first waits a moment for the trial's outcome. A URL
+// that names no endpoint returns an error wrapping ErrBadURL.
 //
 // On a closed endpoint Acquire takes no lock, reads no clock and makes one
 // allocation, the ticket.
