@@ -162,11 +162,13 @@ func TestDefaultDaemonChecksAHostThatCameBack(t *testing.T) {
 		second <- err
 	}()
 	waitfor.True(t, 5*time.Second, "the second request to reach the host", func() bool { return host.accepts.Load() > before })
+	// Counted before the host is back: the check may answer before the
+	// client has even seen its second request give up.
+	answered := host.answered.Load()
 	host.answering.Store(true) // back, while the second request still hangs
 	if err := <-second; err == nil {
 		t.Fatal("the second request to the silent host was answered")
 	}
-	answered := host.answered.Load()
 	waitfor.True(t, 10*time.Second, "the check to close the endpoint", func() bool {
 		e := d.endpoint(t, ep)
 		return e.State == "closed" && e.TicketsOut == 0
