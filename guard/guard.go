@@ -309,8 +309,7 @@ func (g *Guard) trialWait(ep *endpoint) time.Duration {
 	if g.cfg.TrialWait <= 0 {
 		return 0
 	}
-	w := WaitFactor * time.Duration(ep.need.Load())
-	return min(w+w/4, g.cfg.TrialWait)
+	return min(answerWait(ep), g.cfg.TrialWait)
 }
 
 // waitLeft is what is left of a caller's wait on ep's trials: all of

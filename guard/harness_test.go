@@ -262,17 +262,7 @@ func (b *bed) run(rows []step) {
 				b.tickets[r.tk] = a.tk
 			}
 		case "trials":
-			n := 0
-			for _, a := range b.bg {
-				select {
-				case <-a.done:
-					if a.err == nil && a.tk.Trial() {
-						n++
-					}
-				default:
-				}
-			}
-			if got := fmt.Sprint(n); got != r.want {
+			if got := fmt.Sprint(len(b.bgTrials())); got != r.want {
 				b.t.Fatalf("%s: %s background Acquires got the trial, want %s", where, got, r.want)
 			}
 		case "waits":
@@ -281,16 +271,7 @@ func (b *bed) run(rows []step) {
 				b.t.Fatalf("%s: TrialWaits = %s, want %s", where, got, r.want)
 			}
 		case "trial-of":
-			var found []*guard.Ticket
-			for _, a := range b.bg {
-				select {
-				case <-a.done:
-					if a.err == nil && a.tk.Trial() {
-						found = append(found, a.tk)
-					}
-				default:
-				}
-			}
+			found := b.bgTrials()
 			if len(found) != 1 {
 				b.t.Fatalf("%s: %d background Acquires got the trial, want 1", where, len(found))
 			}
@@ -362,6 +343,21 @@ func (b *bed) run(rows []step) {
 			b.t.Fatalf("%s: unknown operation", where)
 		}
 	}
+}
+
+// bgTrials returns the trial tickets background Acquires have returned.
+func (b *bed) bgTrials() []*guard.Ticket {
+	var found []*guard.Ticket
+	for _, a := range b.bg {
+		select {
+		case <-a.done:
+			if a.err == nil && a.tk.Trial() {
+				found = append(found, a.tk)
+			}
+		default:
+		}
+	}
+	return found
 }
 
 // oldestProbe returns the first probe call the test has not settled.

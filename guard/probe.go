@@ -203,13 +203,21 @@ func (g *Guard) runProbe(run *probeRun) {
 // Probe's own timeout, while the endpoint's need is unknown or the rule is
 // off.
 func (g *Guard) probeWait(ep *endpoint) time.Duration {
-	need := time.Duration(ep.need.Load())
-	if need == 0 || g.cfg.WaitFloor < 0 {
+	if ep.need.Load() == 0 || g.cfg.WaitFloor < 0 {
 		return 0
 	}
-	w := max(g.cfg.WaitFloor, WaitFactor*need)
-	return w + w/4
+	return max(withMargin(g.cfg.WaitFloor), answerWait(ep))
 }
+
+// answerWait is how long an answer from ep may take before it is late:
+// WaitFactor times what ep recently needed, with a margin; 0 while that
+// is unknown.
+func answerWait(ep *endpoint) time.Duration {
+	return withMargin(WaitFactor * time.Duration(ep.need.Load()))
+}
+
+// withMargin is d and a quarter more.
+func withMargin(d time.Duration) time.Duration { return d + d/4 }
 
 // Close stops the guard's probe timers, cancels the probes running and
 // waits for them to return. The guard stays usable afterwards, without
