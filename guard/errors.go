@@ -37,6 +37,29 @@ func (e *OpenError) Error() string {
 // Is makes errors.Is(err, ErrOpen) hold.
 func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 
+// ErrGaveUp is matched by every *GaveUpError.
+var ErrGaveUp = errors.New("guard: caller gave up waiting for the endpoint's trial")
+
+// GaveUpError is what AcquireContext returns when its context is done
+// while it waits for an endpoint's half-open trial (Config.TrialWait). The
+// request was not sent. errors.Is matches ErrGaveUp and, through Unwrap,
+// the context's cause (context.Canceled or context.DeadlineExceeded
+// unless the context was given another).
+type GaveUpError struct {
+	Endpoint string // the endpoint key, as Key returns it
+	Cause    error  // context.Cause of the caller's context
+}
+
+func (e *GaveUpError) Error() string {
+	return "guard: " + e.Endpoint + ": gave up waiting for its trial: " + fmt.Sprint(e.Cause)
+}
+
+// Is makes errors.Is(err, ErrGaveUp) hold.
+func (e *GaveUpError) Is(target error) bool { return target == ErrGaveUp }
+
+// Unwrap returns the context's cause.
+func (e *GaveUpError) Unwrap() error { return e.Cause }
+
 // ErrInvalid is matched by every *InputError: errors.Is(err, ErrInvalid)
 // tells bad configuration or input from anything else.
 var ErrInvalid = errors.New("guard: invalid input")

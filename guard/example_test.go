@@ -102,6 +102,57 @@ func ExampleConfig_probe() {
 	// state: closed
 }
 
+// With Config.TrialWait, callers that find an endpoint's half-open trial
+// out wait for its outcome; AcquireContext lets their context bound that
+// wait.
+func ExampleGuard_AcquireContext() {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	g := guard.New(guard.Config{
+		Now:       func() time.Time { return now },
+		Disabled:  func() bool { return false },
+		TrialWait: 2 * time.Second,
+	})
+	const feed = "https://feeds.example/rss"
+	t, _ := g.Acquire(feed)
+	t.AnsweredAfter(100 * time.Millisecond) // the host answers in 100 ms
+	for range 2 {
+		t, _ := g.Acquire(feed)
+		t.Failed(context.DeadlineExceeded)
+	}
+	now = now.Add(guard.DefaultOpenFor)
+	trial, _ := g.Acquire(feed)
+	fmt.Println("trial:", trial.Trial())
+
+	// 50 ms left is less than the host needs: refused at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := g.AcquireContext(ctx, feed)
+	cancel()
+	fmt.Println("short deadline refused:", errors.Is(err, guard.ErrOpen))
+
+	// A caller whose context ends while it waits gives up.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	_, err = g.AcquireContext(ctx, feed)
+	fmt.Println("gave up:", errors.Is(err, guard.ErrGaveUp), errors.Is(err, context.Canceled))
+
+	// A caller that waits goes out once the trial answers.
+	got := make(chan error)
+	go func() {
+		t, err := g.AcquireContext(context.Background(), feed)
+		if err == nil {
+			t.Answered()
+		}
+		got <- err
+	}()
+	trial.Answered()
+	fmt.Println("waiting caller:", <-got)
+	// Output:
+	// trial: true
+	// short deadline refused: true
+	// gave up: true true
+	// waiting caller: <nil>
+}
+
 // watcher is a Sharer that only observes: it claims no leases, so the
 // guard's trials are its own, and it sees each transition once.
 type watcher struct{ seen chan guard.Transition }

@@ -47,7 +47,7 @@ type Guard struct {
 	// Sharing; see share.go.
 	// Callers that waited on a trial (Config.TrialWait), by how their
 	// Acquire ended; see TrialWaits.
-	waitsAdmitted, waitsRefused atomic.Uint64
+	waitsAdmitted, waitsRefused, waitsGaveUp atomic.Uint64
 
 	coarse      atomic.Int64 // a recent clock reading, as since; kept by coarseTimer
 	coarseTimer *time.Timer
@@ -105,18 +105,30 @@ func (g *Guard) sinceNow() int64 {
 // On a closed endpoint Acquire takes no lock, reads no clock and makes one
 // allocation, the ticket.
 func (g *Guard) Acquire(rawURL string) (*Ticket, error) {
-	return g.acquire(rawURL, false)
+	return g.acquire(context.Background(), rawURL, false)
+}
+
+// AcquireContext is Acquire for a caller with a context, which only a wait
+// for the half-open trial (Config.TrialWait) consults. The wait is cut to
+// leave the caller, by ctx's deadline, the time the endpoint needs to
+// answer once it goes out; when that leaves nothing it does not wait and
+// is refused at once. When ctx is done during the wait, AcquireContext
+// returns an error wrapping ErrGaveUp and context.Cause(ctx): the request
+// was not sent, and the caller counts as asking for the endpoint, as a
+// refused one does.
+func (g *Guard) AcquireContext(ctx context.Context, rawURL string) (*Ticket, error) {
+	return g.acquire(ctx, rawURL, false)
 }
 
 // AcquireExempt is Acquire for requests that are expected to fail, such as
 // a discovery walk over candidate paths: it is never refused, its failures
 // never count and never take the trial slot, but its answers clear the
-// endpoint like any other.
+// endpoint like any other. It never waits, so it takes no context.
 func (g *Guard) AcquireExempt(rawURL string) (*Ticket, error) {
-	return g.acquire(rawURL, true)
+	return g.acquire(context.Background(), rawURL, true)
 }
 
-func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
+func (g *Guard) acquire(ctx context.Context, rawURL string, exempt bool) (*Ticket, error) {
 	key, err := Key(rawURL)
 	if err != nil {
 		return nil, err
@@ -128,18 +140,18 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 	if exempt {
 		kind = kExempt
 	}
-	var waitUntil time.Time // the end of this caller's wait on trials, once it began one
+	w := trialWaiter{ctx: ctx} // this caller's wait on trials, once it began one
 	for {
 		ep, atDoor := g.admit(key)
 		if atDoor {
-			g.countWait(waitUntil, nil)
+			g.countWait(&w, nil)
 			return g.doorTicket(key, kind), nil
 		}
 		if ep == nil {
 			// Every record is busy and the cap is reached: let the
 			// request through untracked rather than refuse or evict
 			// evidence that is in use.
-			g.countWait(waitUntil, nil)
+			g.countWait(&w, nil)
 			return untracked(key), nil
 		}
 		// The hot path. The count goes up before the flags are read
@@ -153,7 +165,7 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			seq := ep.seq.Add(1)
 			if f = ep.flags.Load(); f&fEvicted == 0 && (f&fOpen == 0 || exempt) {
 				ep.markUsed()
-				g.countWait(waitUntil, nil)
+				g.countWait(&w, nil)
 				return &Ticket{ep: ep, seq: seq, kind: kind}, nil
 			}
 			ep.out.Add(-1)
@@ -165,40 +177,55 @@ func (g *Guard) acquire(rawURL string, exempt bool) (*Ticket, error) {
 			ep.awaitEviction()
 			continue
 		}
-		if t, err, ok := g.admitOpen(ep, f, &waitUntil); ok {
-			g.countWait(waitUntil, err)
+		if t, err, ok := g.admitOpen(ep, f, &w); ok {
+			g.countWait(&w, err)
 			return t, err
 		}
 	}
 }
 
-// countWait counts an Acquire that waited on a trial (waitUntil set) by
-// how it ended: admitted when err is nil, else refused.
-func (g *Guard) countWait(waitUntil time.Time, err error) {
-	switch {
-	case waitUntil.IsZero():
-	case err == nil:
+// countWait counts an Acquire that waited on a trial by how it ended:
+// admitted when err is nil, refused by an *OpenError, else given up.
+func (g *Guard) countWait(w *trialWaiter, err error) {
+	if w.until.IsZero() {
+		return
+	}
+	switch err.(type) {
+	case nil:
 		g.waitsAdmitted.Add(1)
-	default:
+	case *OpenError:
 		g.waitsRefused.Add(1)
+	default:
+		g.waitsGaveUp.Add(1)
 	}
 }
 
-// TrialWaits reports how many Acquires waited on an endpoint's half-open
-// trial (Config.TrialWait) since New: admitted, those that then went out,
-// and refused, those refused after it (the trial failed, or their wait ran
-// out while a trial was still out).
-func (g *Guard) TrialWaits() (admitted, refused uint64) {
-	return g.waitsAdmitted.Load(), g.waitsRefused.Load()
+// TrialWaitCounts counts the Acquires that waited on an endpoint's
+// half-open trial (Config.TrialWait), by how they ended.
+type TrialWaitCounts struct {
+	// Admitted went out: the trial answered, or it ended without a
+	// report and the caller became the next trial.
+	Admitted uint64
+	// Refused were refused after the wait: the trial failed, or the wait
+	// ran out while a trial was still out.
+	Refused uint64
+	// GaveUp ended with their context (AcquireContext) during the wait.
+	GaveUp uint64
+}
+
+// TrialWaits reports the Acquires that waited on an endpoint's half-open
+// trial since New.
+func (g *Guard) TrialWaits() TrialWaitCounts {
+	return TrialWaitCounts{Admitted: g.waitsAdmitted.Load(), Refused: g.waitsRefused.Load(), GaveUp: g.waitsGaveUp.Load()}
 }
 
 // admitOpen decides on a non-exempt acquisition of a record that was open
 // when its flags were read. ok is false when ep was evicted meanwhile, or
-// the caller waited for a trial's outcome (see awaitTrial; waitUntil is
+// the caller waited for a trial's outcome (see awaitTrial; w.until is
 // then set), and the caller must look the key up again.
-func (g *Guard) admitOpen(ep *endpoint, f uint32, waitUntil *time.Time) (t *Ticket, err error, ok bool) {
+func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, err error, ok bool) {
 	if f&(fTrial|fCheck) == fTrial {
-		if g.waitLeft(ep, waitUntil) > 0 {
+		if g.waitLeft(ep, w) > 0 {
 			// Wait for the trial's outcome rather than refuse: under
 			// the lock, so that its settling cannot be missed.
 			ep.mu.Lock()
@@ -207,7 +234,9 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, waitUntil *time.Time) (t *Tick
 				ep.mu.Unlock()
 				return nil, nil, false
 			}
-			g.awaitTrial(ep, nil, waitUntil)
+			if err := g.awaitTrial(ep, nil, w); err != nil {
+				return nil, err, true
+			}
 			return nil, nil, false
 		}
 		// Half-open with the trial out, a probe or a caller's: refuse
@@ -248,8 +277,10 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, waitUntil *time.Time) (t *Tick
 	}
 	var tr transitions
 	ep.observe(now, &tr)
-	if ep.trial != 0 && g.waitLeft(ep, waitUntil) > 0 {
-		g.awaitTrial(ep, &tr, waitUntil)
+	if ep.trial != 0 && g.waitLeft(ep, w) > 0 {
+		if err := g.awaitTrial(ep, &tr, w); err != nil {
+			return nil, err, true
+		}
 		return nil, nil, false
 	}
 	if ep.trial != 0 {
@@ -312,30 +343,45 @@ func (g *Guard) trialWait(ep *endpoint) time.Duration {
 	return min(answerWait(ep), g.cfg.TrialWait)
 }
 
-// waitLeft is what is left of a caller's wait on ep's trials: all of
-// trialWait before it began one (waitUntil zero), else the time to
-// waitUntil. The wait is one per Acquire, however many trials it spans:
+// trialWaiter is one Acquire's wait on an endpoint's trials.
+type trialWaiter struct {
+	ctx   context.Context // the caller's; its Done ends the wait
+	until time.Time       // the end of the wait, once it began one
+}
+
+// waitLeft is what is left of a caller's wait on ep's trials: before it
+// began one (w.until zero), all of trialWait, cut to leave the caller the
+// time ep needs to answer before its context's deadline; after, the time
+// to w.until. The wait is one per Acquire, however many trials it spans:
 // a caller woken by a trial that ended without a report, whose slot
 // another caller then took, waits on for that one within what is left.
 // It is measured on the runtime's clock, the one its timer runs on.
-func (g *Guard) waitLeft(ep *endpoint, waitUntil *time.Time) time.Duration {
-	if waitUntil.IsZero() {
-		return g.trialWait(ep)
+func (g *Guard) waitLeft(ep *endpoint, w *trialWaiter) time.Duration {
+	if !w.until.IsZero() {
+		return time.Until(w.until)
 	}
-	return time.Until(*waitUntil)
+	left := g.trialWait(ep)
+	if left > 0 {
+		if dl, ok := w.ctx.Deadline(); ok {
+			left = min(left, time.Until(dl)-time.Duration(ep.need.Load()))
+		}
+	}
+	return left
 }
 
-// awaitTrial waits until ep's trial slot is freed or the caller's wait
-// runs out, after reporting tr. Call with ep.mu held and the slot taken;
-// it releases the lock. The caller then looks again: it goes out if the
-// trial answered, is refused by the open period if it failed, and, once
-// its wait is over, is refused with RetryAfter 0 if a trial is still
-// out, which is demand as for any caller refused then.
-func (g *Guard) awaitTrial(ep *endpoint, tr *transitions, waitUntil *time.Time) {
+// awaitTrial waits until ep's trial slot is freed, the caller's wait runs
+// out or its context is done, after reporting tr. Call with ep.mu held
+// and the slot taken; it releases the lock. Unless the caller gave up,
+// which it returns as an error, the caller then looks again: it goes out
+// if the trial answered, is refused by the open period if it failed, and,
+// once its wait is over, is refused with RetryAfter 0 if a trial is still
+// out. A caller refused then, or that gave up, is demand as for any
+// caller refused while the trial is out.
+func (g *Guard) awaitTrial(ep *endpoint, tr *transitions, w *trialWaiter) error {
 	done := ep.trialSettled()
-	left := g.waitLeft(ep, waitUntil)
-	if waitUntil.IsZero() {
-		*waitUntil = time.Now().Add(left)
+	left := g.waitLeft(ep, w)
+	if w.until.IsZero() {
+		w.until = time.Now().Add(left)
 	}
 	ep.mu.Unlock()
 	if tr != nil {
@@ -346,7 +392,11 @@ func (g *Guard) awaitTrial(ep *endpoint, tr *transitions, waitUntil *time.Time) 
 	select {
 	case <-done:
 	case <-timer.C:
+	case <-w.ctx.Done():
+		ep.flags.Or(fAsked)
+		return &GaveUpError{Endpoint: ep.key, Cause: context.Cause(w.ctx)}
 	}
+	return nil
 }
 
 // openError returns the fast-fail error for RetryAfter left, rounded up to

@@ -56,9 +56,10 @@ type bed struct {
 // may wait on a trial (Config.TrialWait). tk and err are set before done
 // is closed.
 type bgAcquire struct {
-	done chan struct{}
-	tk   *guard.Ticket
-	err  error
+	done   chan struct{}
+	cancel context.CancelFunc // of the context AcquireContext was given
+	tk     *guard.Ticket
+	err    error
 }
 
 // probeCall is one call of the fake Probe. It returns what the test sends
@@ -145,6 +146,9 @@ func (b *bed) shutdown() {
 		}
 		for _, a := range b.bg {
 			<-a.done
+			if a.cancel != nil {
+				a.cancel()
+			}
 		}
 	}
 	close(b.quit)
@@ -173,13 +177,19 @@ const defaultURL = "http://a.test/"
 //
 //	acquire, exempt   "ok", "trial", or "open <RetryAfter>" (e.g. "open 30s", "open 0s"),
 //	                  or a range "open <min>..<max>", both ends included
-//	acquire-bg        starts Acquire(url) on a goroutine; tk names it
+//	acquire-bg        starts Acquire(url) on a goroutine; tk names it. With
+//	                  want "ctx", AcquireContext with a context cancel
+//	                  ends; with a duration, one whose deadline is that
+//	                  much later
+//	cancel            cancels the context of the background Acquire tk
 //	got               the Acquire tk started: want is "waiting" while it
 //	                  has not returned, else as for acquire, or
-//	                  alternatives "trial|open 0s"; it then names the ticket
+//	                  alternatives "trial|open 0s", or "gave-up" for an
+//	                  ErrGaveUp that wraps the context's error; it then
+//	                  names the ticket
 //	trials            want is how many returned background Acquires got the trial
 //	trial-of          names tk the one trial ticket background Acquires returned
-//	waits             want is TrialWaits, "<admitted> <refused>"
+//	waits             want is TrialWaits, "<admitted> <refused> <gave up>"
 //	answer, release   ticket operations; want is unused
 //	answer-after      AnsweredAfter(want), want a duration
 //	fail              want names the error: refused, timeout, nxdomain,
@@ -231,10 +241,32 @@ func (b *bed) run(rows []step) {
 		case "acquire-bg":
 			a := &bgAcquire{done: make(chan struct{})}
 			b.bg[r.tk] = a
+			acquire := func() (*guard.Ticket, error) { return b.g.Acquire(url) }
+			if r.want != "" {
+				var ctx context.Context
+				var cancel context.CancelFunc
+				if r.want == "ctx" {
+					ctx, cancel = context.WithCancel(context.Background())
+				} else {
+					d, err := time.ParseDuration(r.want)
+					if err != nil {
+						b.t.Fatalf("%s: %v", where, err)
+					}
+					ctx, cancel = context.WithTimeout(context.Background(), d)
+				}
+				a.cancel = cancel
+				acquire = func() (*guard.Ticket, error) { return b.g.AcquireContext(ctx, url) }
+			}
 			go func() {
 				defer close(a.done)
-				a.tk, a.err = b.g.Acquire(url)
+				a.tk, a.err = acquire()
 			}()
+		case "cancel":
+			a, ok := b.bg[r.tk]
+			if !ok || a.cancel == nil {
+				b.t.Fatalf("%s: no background AcquireContext named %q", where, r.tk)
+			}
+			a.cancel()
 		case "got":
 			a, ok := b.bg[r.tk]
 			if !ok {
@@ -266,8 +298,8 @@ func (b *bed) run(rows []step) {
 				b.t.Fatalf("%s: %s background Acquires got the trial, want %s", where, got, r.want)
 			}
 		case "waits":
-			admitted, refused := b.g.TrialWaits()
-			if got := fmt.Sprintf("%d %d", admitted, refused); got != r.want {
+			w := b.g.TrialWaits()
+			if got := fmt.Sprintf("%d %d %d", w.Admitted, w.Refused, w.GaveUp); got != r.want {
 				b.t.Fatalf("%s: TrialWaits = %s, want %s", where, got, r.want)
 			}
 		case "trial-of":
@@ -393,6 +425,8 @@ func acquireMatches(tk *guard.Ticket, err error, want string) bool {
 		return want == "ok" || want == ""
 	case errors.As(err, &oe):
 		return want == "open "+oe.RetryAfter.String()
+	case errors.Is(err, guard.ErrGaveUp):
+		return want == "gave-up"
 	}
 	return false
 }
@@ -411,6 +445,11 @@ func (b *bed) checkAcquire(where string, tk *guard.Ticket, err error, want strin
 			b.t.Fatalf("%s: *OpenError is not ErrOpen", where)
 		}
 		got = "open " + oe.RetryAfter.String()
+	case errors.Is(err, guard.ErrGaveUp):
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			b.t.Fatalf("%s: %v does not wrap the context's error", where, err)
+		}
+		got = "gave-up"
 	default:
 		b.t.Fatalf("%s: Acquire: %v", where, err)
 	}

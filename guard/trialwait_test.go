@@ -26,6 +26,12 @@ func TestTrialWaitRules(t *testing.T) {
 		{at: 30 * s, do: "acquire-bg", tk: "w"},
 		{at: 31 * s, do: "got", tk: "w", want: "waiting"},
 	})
+	// halfCtx is half with w waiting through AcquireContext.
+	halfCtx := rows(seenUp, trip, []step{
+		{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
+		{at: 30 * s, do: "acquire-bg", tk: "w", want: "ctx"},
+		{at: 31 * s, do: "got", tk: "w", want: "waiting"},
+	})
 	tables := map[string]struct {
 		cfg  guard.Config
 		rows []step
@@ -35,13 +41,13 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 31 * s, do: "got", tk: "w", want: "ok"},
 			{at: 31 * s, do: "state", want: "closed"},
 			{at: 31 * s, do: "answer", tk: "w"},
-			{at: 31 * s, do: "waits", want: "1 0"},
+			{at: 31 * s, do: "waits", want: "1 0 0"},
 		})},
 		"a caller waiting on a trial that fails is refused by the opening that follows": {cfg: noProbes, rows: rows(half, []step{
 			{at: 32 * s, do: "fail", tk: "t"},
 			{at: 32 * s, do: "got", tk: "w", want: "open 30s"},
 			{at: 32 * s, do: "state", want: "open"},
-			{at: 32 * s, do: "waits", want: "0 1"},
+			{at: 32 * s, do: "waits", want: "0 1 0"},
 		})},
 		"a trial released without a report hands the slot to the waiting caller": {cfg: noProbes, rows: rows(half, []step{
 			{at: 32 * s, do: "release", tk: "t"},
@@ -53,7 +59,7 @@ func TestTrialWaitRules(t *testing.T) {
 		"the wait is what the endpoint needs to answer": {cfg: noProbes, rows: rows(half, []step{
 			{at: 40*s - 1, do: "got", tk: "w", want: "waiting"},
 			{at: 40 * s, do: "got", tk: "w", want: "open 0s"},
-			{at: 40 * s, do: "waits", want: "0 1"},
+			{at: 40 * s, do: "waits", want: "0 1 0"},
 		})},
 		"the wait is at most TrialWait": {cfg: guard.Config{MaxProbes: -1, TrialWait: 3 * s}, rows: rows(half[:len(half)-1], []step{
 			{at: 33*s - 1, do: "got", tk: "w", want: "waiting"},
@@ -90,7 +96,7 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
 			{at: 30 * s, do: "acquire-bg", tk: "w"},
 			{at: 30 * s, do: "got", tk: "w", want: "open 0s"},
-			{at: 30 * s, do: "waits", want: "0 0"},
+			{at: 30 * s, do: "waits", want: "0 0 0"},
 		})},
 		"an endpoint never seen answering: refused at once": {cfg: noProbes, rows: rows(trip, []step{
 			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
@@ -115,6 +121,42 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 41 * s, do: "fail", tk: "t"},
 			{at: 71*s - 1, do: "probes", want: "0"},
 			{at: 71 * s, do: "probes", want: "1"},
+		})},
+		"a caller whose context ends while it waits gives up, and the trial goes on": {cfg: noProbes, rows: rows(halfCtx, []step{
+			{at: 32 * s, do: "cancel", tk: "w"},
+			{at: 32 * s, do: "got", tk: "w", want: "gave-up"},
+			{at: 32 * s, do: "waits", want: "0 0 1"},
+			{at: 32 * s, do: "state", want: "half-open"},
+			{at: 33 * s, do: "answer", tk: "t"},
+			{at: 33 * s, do: "state", want: "closed"},
+		})},
+		"a caller that gave up is demand for the next period": {cfg: probes, rows: rows(halfCtx, []step{
+			{at: 32 * s, do: "cancel", tk: "w"},
+			{at: 32 * s, do: "got", tk: "w", want: "gave-up"},
+			{at: 33 * s, do: "fail", tk: "t"},
+			{at: 63*s - 1, do: "probes", want: "0"},
+			{at: 63 * s, do: "probes", want: "1"},
+		})},
+		// The endpoint needs 2s: a caller with 5s left waits 3s, so that
+		// an admission at the end of the wait still leaves it the 2s.
+		"a context's deadline cuts the wait to leave what the endpoint needs": {cfg: noProbes, rows: rows(seenUp, trip, []step{
+			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
+			{at: 30 * s, do: "acquire-bg", tk: "w", want: "5s"},
+			{at: 33*s - 1, do: "got", tk: "w", want: "waiting"},
+			{at: 33 * s, do: "got", tk: "w", want: "open 0s"},
+			{at: 33 * s, do: "waits", want: "0 1 0"},
+		})},
+		"... and a trial that answers within it admits the caller": {cfg: noProbes, rows: rows(seenUp, trip, []step{
+			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
+			{at: 30 * s, do: "acquire-bg", tk: "w", want: "5s"},
+			{at: 32 * s, do: "answer", tk: "t"},
+			{at: 32 * s, do: "got", tk: "w", want: "ok"},
+		})},
+		"a context with no more time left than the endpoint needs is refused at once": {cfg: noProbes, rows: rows(seenUp, trip, []step{
+			{at: 30 * s, do: "acquire", tk: "t", want: "trial"},
+			{at: 30 * s, do: "acquire-bg", tk: "w", want: "2s"},
+			{at: 30 * s, do: "got", tk: "w", want: "open 0s"},
+			{at: 30 * s, do: "waits", want: "0 0 0"},
 		})},
 		"a caller refused by the failure it waited on is demand for the next period": {cfg: probes, rows: rows(half, []step{
 			{at: 32 * s, do: "fail", tk: "t"},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -27,11 +28,7 @@ import (
 // The guard is asked before anything else, so a fast-fail does no DNS
 // lookup and no dial.
 func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
-	acquire := s.guard.Acquire
-	if h.exempt {
-		acquire = s.guard.AcquireExempt
-	}
-	ticket, err := acquire(req.URL.Scheme + "://" + req.URL.Host)
+	ticket, err := s.acquire(req.Context(), req.URL.Scheme+"://"+req.URL.Host, h)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -46,11 +43,30 @@ func (s *Server) forward(req *http.Request, h hints) (*http.Response, error) {
 	return hop.RoundTrip(req.Context(), req, ticket, r, s.upstream)
 }
 
+// acquire asks the guard for the endpoint of u. A request that finds the
+// endpoint's half-open trial out waits for it (guard.trial_wait) no longer
+// than its client waits: until ctx, the client's connection, ends, and so
+// that what is left of a Hostguard-Timeout hint still covers what the
+// host needs to answer. A client that chose its timeout hears a fast-fail
+// in time, rather than giving up on a request still waiting.
+func (s *Server) acquire(ctx context.Context, u string, h hints) (*guard.Ticket, error) {
+	if h.exempt {
+		return s.guard.AcquireExempt(u)
+	}
+	if h.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+	}
+	return s.guard.AcquireContext(ctx, u)
+}
+
 // gaveUp reports whether err is a client that went away before its
-// answer, as forward returns it.
+// answer, as forward returns it: while the upstream owed its answer, or
+// while the request waited for the endpoint's trial.
 func gaveUp(err error) bool {
 	w, ok := errors.AsType[*guard.WaitError](err)
-	return ok && w.Err == nil
+	return ok && w.Err == nil || errors.Is(err, guard.ErrGaveUp)
 }
 
 func closeBody(req *http.Request) {

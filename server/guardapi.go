@@ -59,11 +59,7 @@ func (s *Server) guardAcquire(w http.ResponseWriter, r *http.Request) error {
 	if err := checkURLField("url", req.URL); err != nil {
 		return err
 	}
-	acquire := s.guard.Acquire
-	if req.Exempt {
-		acquire = s.guard.AcquireExempt
-	}
-	t, err := acquire(req.URL)
+	t, err := s.acquire(r.Context(), req.URL, hints{exempt: req.Exempt})
 	if err != nil {
 		return s.guardError(err, "acquire")
 	}

@@ -125,12 +125,20 @@ func (s *Server) errorFor(err error) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Message: "server: internal error"}
 }
 
-// guardAnswer answers a fast-fail (503, naming the endpoint) and a
+// guardAnswer answers a fast-fail (503, naming the endpoint), a request
+// that ended while it waited for the endpoint's trial (503 too), and a
 // destination the policy refuses (403).
 func guardAnswer(err error) *apiError {
 	if open, ok := errors.AsType[*guard.OpenError](err); ok {
 		return &apiError{Status: http.StatusServiceUnavailable, Endpoint: open.Endpoint, RetryAfter: open.RetryAfter,
 			Message: fmt.Sprintf("server: endpoint %s is not answering; not contacted (fast-fail)", open.Endpoint)}
+	}
+	if gu, ok := errors.AsType[*guard.GaveUpError](err); ok {
+		// Its client went away, or its Hostguard-Timeout ran out, while it
+		// waited for the endpoint's trial: whoever still reads the answer
+		// learns the endpoint was not contacted.
+		return &apiError{Status: http.StatusServiceUnavailable, Endpoint: gu.Endpoint,
+			Message: fmt.Sprintf("server: the request ended while it waited for the trial of %s; not contacted", gu.Endpoint)}
 	}
 	if pol, ok := errors.AsType[*failure.PolicyError](err); ok && errors.Is(pol, netpolicy.ErrLoop) {
 		return &apiError{Status: http.StatusLoopDetected, Class: failure.Policy.String(), ProxyStatus: "proxy_loop_detected",

@@ -403,9 +403,10 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(descEndpoints, prometheus.GaugeValue, float64(n), state)
 	}
-	admitted, refused := s.guard.TrialWaits()
-	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(admitted), "admitted")
-	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(refused), "refused")
+	waits := s.guard.TrialWaits()
+	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(waits.Admitted), "admitted")
+	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(waits.Refused), "refused")
+	ch <- prometheus.MustNewConstMetric(descTrialWaits, prometheus.CounterValue, float64(waits.GaveUp), "gave_up")
 	// Feed names come from the owner's configuration, so they are a
 	// bounded label set, unlike endpoints or hosts.
 	for _, f := range s.feedRunners() {

@@ -180,15 +180,15 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) error {
 	if err := s.precheck("", host, port); err != nil {
 		return s.refusedTarget(err, "connect")
 	}
-	acquire := s.guard.Acquire
-	if h.exempt {
-		acquire = s.guard.AcquireExempt
-	}
-	ticket, err := acquire("https://" + hostport)
+	ticket, err := s.acquire(r.Context(), "https://"+hostport, h)
 	if err != nil {
 		if errors.Is(err, guard.ErrOpen) {
 			s.metrics.upstream.WithLabelValues("connect", "fast_fail").Inc()
 			return s.guardError(err, "proxy")
+		}
+		if gaveUp(err) {
+			s.metrics.upstream.WithLabelValues("connect", "gave_up").Inc()
+			return &upstreamError{err: err}
 		}
 		return badRequest("", "CONNECT target is not a valid host:port")
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -544,5 +545,73 @@ func TestRedirectToDeadHopClearsFirstStreak(t *testing.T) {
 	failOnce()
 	if got := b.guard.State(front.URL()); got != guard.Closed {
 		t.Errorf("front is %v after one new failure; the old one must not count", got)
+	}
+}
+
+// doneWatch is a context that says when Done is first asked for: the
+// guard asks only once a request waits for the endpoint's trial.
+type doneWatch struct {
+	context.Context
+	asked chan struct{}
+	once  sync.Once
+}
+
+func (c *doneWatch) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Done()
+}
+
+func TestWaitForTheTrialEndsWithTheRequestsContext(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(clockStart)
+	g := guard.New(guard.Config{OpenFor: openFor, Now: clock.Now, TrialWait: time.Hour})
+	var dials atomic.Int64
+	tr := transport.New(transport.Config{Base: countingBase(t, &dials), Guard: g, HeaderTimeout: patient, IdleTimeout: patient})
+	h := fault(t, faulthost.Status(http.StatusOK))
+
+	// Seen answering in 2s, so a caller may wait 10s for a trial; then
+	// tripped, and half-open with a trial out that the test holds.
+	tk, _ := g.Acquire(h.URL())
+	tk.AnsweredAfter(2 * time.Second)
+	for range 2 {
+		tk, err := g.Acquire(h.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Failed(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	}
+	clock.Advance(openFor)
+	trial, err := g.Acquire(h.URL())
+	if err != nil || !trial.Trial() {
+		t.Fatalf("Acquire after the period = %v, %v; want the trial", trial, err)
+	}
+	defer trial.Release()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	watch := &doneWatch{Context: ctx, asked: make(chan struct{})}
+	req, err := http.NewRequestWithContext(watch, http.MethodGet, h.URL()+"/feed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		errs <- err
+	}()
+	receive(t, watch.asked) // the request waits for the trial
+	cancel()
+	err = receive(t, errs)
+	if !errors.Is(err, guard.ErrGaveUp) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("RoundTrip = %v, want an error matching guard.ErrGaveUp and context.Canceled", err)
+	}
+	if w := g.TrialWaits(); w.GaveUp != 1 {
+		t.Errorf("TrialWaits = %+v, want one that gave up", w)
+	}
+	if n := dials.Load(); n != 0 {
+		t.Errorf("%d dials, want none: the request was never sent", n)
 	}
 }

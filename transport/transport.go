@@ -135,11 +135,14 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	// The guard keys on the origin alone, so it never sees the path,
 	// query or userinfo, and a credential cannot reach a log line.
 	origin := t.origins.of(req.URL)
-	acquire := t.guard.Acquire
+	var ticket *guard.Ticket
+	var err error
 	if isExempt(ctx) {
-		acquire = t.guard.AcquireExempt
+		ticket, err = t.guard.AcquireExempt(origin)
+	} else {
+		// A wait for the endpoint's trial ends with the request's context.
+		ticket, err = t.guard.AcquireContext(ctx, origin)
 	}
-	ticket, err := acquire(origin)
 	if err != nil {
 		closeBody(req)
 		return nil, err

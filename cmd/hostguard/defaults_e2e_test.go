@@ -200,17 +200,18 @@ func TestDefaultDaemonChecksAHostThatCameBack(t *testing.T) {
 type comebackHost struct {
 	t     *testing.T
 	addr  string
-	delay time.Duration
+	delay atomic.Int64 // how long it takes to answer, in ns
 	srv   *http.Server
 	mu    sync.Mutex
 	log   []string
 }
 
 func newComebackHost(t *testing.T, delay time.Duration) *comebackHost {
-	h := &comebackHost{t: t, delay: delay}
+	h := &comebackHost{t: t}
+	h.delay.Store(int64(delay))
 	h.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.note("in")
-		time.Sleep(h.delay)
+		time.Sleep(time.Duration(h.delay.Load()))
 		h.note("out")
 		w.WriteHeader(http.StatusOK)
 	})}
@@ -312,5 +313,66 @@ func TestDefaultDaemonLetsRequestsWaitForTheTrial(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout: as above, but
+// the trial hangs, and a request waiting for it carries Hostguard-Timeout:
+// 1. The host needs 300 ms, so the daemon would wait 1.5 s for the trial;
+// the request instead hears its 503 while what is left of its second
+// still covers those 300 ms, before the client's chosen timeout.
+func TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout(t *testing.T) {
+	bin := buildBinary(t)
+	d := launch(t, bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "d.db"), "--allow-private", "--log-format", "json", "--guard-open-for", "1s")
+	host := newComebackHost(t, 300*time.Millisecond)
+	ep := "http://" + host.addr
+	client := proxyClient(d, 10*time.Second)
+	defer client.Transport.(*http.Transport).CloseIdleConnections()
+	get := func(hint string) (int, time.Duration) {
+		req, _ := http.NewRequest(http.MethodGet, ep+"/live", nil)
+		if hint != "" {
+			req.Header.Set("Hostguard-Timeout", hint)
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("GET: %v", err)
+			return 0, 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(start)
+	}
+	if code, _ := get(""); code != 200 {
+		t.Fatalf("the host answering: %d", code)
+	}
+	host.down()
+	for i := 1; i <= 2; i++ {
+		if code, _ := get(""); code != http.StatusBadGateway {
+			t.Fatalf("request %d to the refusing host: %d; want 502", i, code)
+		}
+	}
+	host.delay.Store(int64(2 * time.Second))
+	host.up()
+	waitfor.True(t, 10*time.Second, "the open period to end", func() bool { return d.endpoint(t, ep).State == "half-open" })
+
+	trial := make(chan int, 1)
+	go func() { code, _ := get(""); trial <- code }()
+	waitfor.True(t, 10*time.Second, "the trial to be out", func() bool { return d.endpoint(t, ep).TrialOut })
+	code, took := get("1")
+	if code != http.StatusServiceUnavailable || took >= time.Second {
+		t.Errorf("a request with Hostguard-Timeout: 1 behind a hanging trial: %d after %v; want 503 within 1s", code, took)
+	}
+	resp, err := plainClient.Get(d.api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `hostguard_guard_trial_waits_total{outcome="refused"} 1`; !strings.Contains(string(b), want) {
+		t.Errorf("metrics lack %s: the request did not wait", want)
+	}
+	if code := <-trial; code != 200 {
+		t.Errorf("the trial: %d; want 200", code)
 	}
 }
