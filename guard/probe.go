@@ -83,7 +83,7 @@ func (g *Guard) probeDue(ep *endpoint, cycle uint64) {
 // startProbe takes ep's trial slot for a probe and returns it, or returns
 // nil when no probe may start: the guard is closed or MaxProbes are
 // running. The caller must then run it with runProbe. Call with ep.mu held
-// and the slot free.
+// and the slot free, or held by a lease this guard hands to the probe.
 func (g *Guard) startProbe(ep *endpoint) *probeRun {
 	run := g.newProbe(ep, false)
 	if run == nil {
@@ -103,7 +103,7 @@ func (g *Guard) startProbe(ep *endpoint) *probeRun {
 // newProbe takes ep's trial slot for a probe (a check, if check) and
 // returns it, or returns nil when no probe may start: the guard has no
 // Probe, is closed, or MaxProbes are running. Call with ep.mu held and
-// the slot free.
+// the slot free, or held by a lease this guard hands to the probe.
 func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 	if g.cfg.Probe == nil {
 		return nil

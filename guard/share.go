@@ -371,14 +371,12 @@ func (g *Guard) claim(ep *endpoint, cycle uint64) {
 		}
 		return
 	}
-	ep.setTrial(0)
-	if w != nil && g.disabled() {
-		// Switched off meanwhile: the caller is refused this once.
-		ep.mu.Unlock()
-		w.got <- nil
-		return
-	}
-	if w != nil {
+	// The slot passes from the lease to this guard's trial, the waiting
+	// caller's or a probe, without being freed in between: callers waiting
+	// on the slot (Config.TrialWait) then wait on for that trial's outcome
+	// instead of waking to find it taken again.
+	disabled := g.disabled()
+	if w != nil && !disabled {
 		t := &Ticket{ep: ep, seq: ep.seq.Add(1), kind: kTrial}
 		ep.setTrial(t.seq)
 		ep.out.Add(1)
@@ -388,10 +386,17 @@ func (g *Guard) claim(ep *endpoint, cycle uint64) {
 		return
 	}
 	var run *probeRun
-	if !g.disabled() {
+	if w == nil && !disabled {
 		run = g.startProbe(ep)
 	}
+	if run == nil {
+		ep.setTrial(0)
+	}
 	ep.mu.Unlock()
+	if w != nil {
+		// Switched off meanwhile: the caller is refused this once.
+		w.got <- nil
+	}
 	if run != nil {
 		g.runProbe(run)
 	}
