@@ -127,6 +127,61 @@ class SilentHost:
             c.close()
 
 
+class ComebackHost:
+    """Answers every GET with 200 after delay seconds; down() stops it
+    listening (connections are refused) and up() listens again on the same
+    port. It logs "in" and "out" for each request it answers, so a test
+    sees which requests overlapped."""
+
+    def __init__(self, delay: float) -> None:
+        host = self
+        self._lock = threading.Lock()
+        self.log: List[str] = []
+
+        # HTTP/1.0, the handler's default: every request is a connection
+        # of its own, so after down() none is left open to answer on.
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                host._note("in")
+                time.sleep(delay)
+                host._note("out")
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+        self._handler = H
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def _note(self, what: str) -> None:
+        with self._lock:
+            self.log.append(what)
+
+    def events(self) -> List[str]:
+        with self._lock:
+            return list(self.log)
+
+    def forget(self) -> None:
+        with self._lock:
+            self.log = []
+
+    def down(self) -> None:
+        self.srv.shutdown()
+        self.srv.server_close()
+
+    def up(self) -> None:
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self._handler)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.down()
+
+
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
     """Polls cond until it holds; the one polling helper of these tests,
     for state only the daemon knows (its guard's view of an endpoint)."""

@@ -57,6 +57,39 @@ export async function silentHost() {
   };
 }
 
+/**
+ * Answers every request with 200 after delayMs; down() stops it listening
+ * and closes its connections (connections are then refused), up() listens
+ * again on the same port. events() is what it heard: "in" and "out" for
+ * each request, so a test sees which requests overlapped.
+ */
+export async function comebackHost(delayMs) {
+  const log = [];
+  const handler = (req, res) => {
+    log.push("in");
+    setTimeout(() => {
+      log.push("out");
+      res.writeHead(200, { "Content-Type": "text/plain", Connection: "close" });
+      res.end("ok");
+    }, delayMs);
+  };
+  let srv = http.createServer(handler);
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const port = srv.address().port;
+  const down = () => { srv.closeAllConnections(); return new Promise((r) => srv.close(r)); };
+  return {
+    port,
+    events: () => [...log],
+    forget: () => { log.length = 0; },
+    down,
+    async up() {
+      srv = http.createServer(handler);
+      await new Promise((r) => srv.listen(port, "127.0.0.1", r));
+    },
+    close: down,
+  };
+}
+
 /** Polls cond until it holds, for state only the daemon knows. */
 export async function waitFor(cond, what, timeoutMs = 10000) {
   const deadline = Date.now() + timeoutMs;
