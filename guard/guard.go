@@ -185,7 +185,7 @@ func (g *Guard) acquire(ctx context.Context, rawURL string, exempt bool) (*Ticke
 }
 
 // countWait counts an Acquire that waited on a trial by how it ended:
-// admitted when err is nil, refused by an *OpenError, else given up.
+// admitted when err is nil, given up on a *GaveUpError, else refused.
 func (g *Guard) countWait(w *trialWaiter, err error) {
 	if w.until.IsZero() {
 		return
@@ -193,10 +193,10 @@ func (g *Guard) countWait(w *trialWaiter, err error) {
 	switch err.(type) {
 	case nil:
 		g.waitsAdmitted.Add(1)
-	case *OpenError:
-		g.waitsRefused.Add(1)
-	default:
+	case *GaveUpError:
 		g.waitsGaveUp.Add(1)
+	default:
+		g.waitsRefused.Add(1)
 	}
 }
 
