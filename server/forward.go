@@ -54,11 +54,25 @@ func (s *Server) acquire(ctx context.Context, u string, h hints) (*guard.Ticket,
 		return s.guard.AcquireExempt(u)
 	}
 	if h.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
-		defer cancel()
+		ctx = &hintContext{Context: ctx, deadline: time.Now().Add(h.timeout)}
 	}
 	return s.guard.AcquireContext(ctx, u)
+}
+
+// hintContext adds a Hostguard-Timeout hint's deadline to a request's
+// context for the guard, which reads it only to cut a wait for the trial
+// short of it, so it needs no timer of its own (context.WithTimeout would
+// start one for every hinted request).
+type hintContext struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *hintContext) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
 }
 
 // gaveUp reports whether err is a client that went away before its
