@@ -177,14 +177,9 @@ func TestDefaultDaemonChecksAHostThatCameBack(t *testing.T) {
 		t.Errorf("%d requests reached the host after the trip; want the one check", n)
 	}
 	// It did trip: the check closed an open endpoint.
-	resp, err := plainClient.Get(d.api + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := d.metrics(t)
 	for _, want := range []string{`hostguard_guard_transitions_total{from="closed",to="open"} 1`, `hostguard_guard_transitions_total{from="open",to="closed"} 1`} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(b, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
@@ -243,93 +238,22 @@ func (h *comebackHost) down() {
 
 func (h *comebackHost) up() { h.listen(h.addr) }
 
-// TestDefaultDaemonLetsRequestsWaitForTheTrial: the daemon with its
-// defaults but a 1 s open period (so the test does not wait 30 s), and a
-// host seen answering in 300 ms that refuses two requests and comes back.
-// After the open period five requests arrive at once: one is the trial,
-// and the other four wait for its answer (guard.trial_wait, 2 s by
-// default) and then go out, instead of being refused while it was out.
-// The host hears the trial alone first.
-func TestDefaultDaemonLetsRequestsWaitForTheTrial(t *testing.T) {
+// comebackToHalfOpen starts the daemon with its defaults but a 1 s open
+// period (so a test does not wait 30 s), and a host seen answering in
+// 300 ms that refuses two requests (the guard opens) and comes back
+// answering in back. It returns once the open period is over, with the
+// host's log cleared. get sends one request through the proxy, with a
+// Hostguard-Timeout hint unless hint is empty, and says how long it took.
+func comebackToHalfOpen(t *testing.T, back time.Duration) (d *daemonProc, host *comebackHost, get func(hint string) (int, time.Duration)) {
+	t.Helper()
 	bin := buildBinary(t)
-	d := launch(t, bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
+	d = launch(t, bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
 		"--db", filepath.Join(t.TempDir(), "d.db"), "--allow-private", "--log-format", "json", "--guard-open-for", "1s")
-	host := newComebackHost(t, 300*time.Millisecond)
-	ep := "http://" + host.addr
-	client := proxyClient(d, 5*time.Second)
-	defer client.Transport.(*http.Transport).CloseIdleConnections()
-	get := func() int {
-		resp, err := client.Get(ep + "/live")
-		if err != nil {
-			t.Errorf("GET: %v", err)
-			return 0
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if code := get(); code != 200 {
-		t.Fatalf("the host answering: %d", code)
-	}
-	host.down()
-	for i := 1; i <= 2; i++ {
-		if code := get(); code != http.StatusBadGateway {
-			t.Fatalf("request %d to the refusing host: %d; want 502", i, code)
-		}
-	}
-	if e := d.endpoint(t, ep); e.State != "open" {
-		t.Fatalf("after two refusals: %+v; want open", e)
-	}
-	host.up()
-	host.mu.Lock()
-	host.log = nil
-	host.mu.Unlock()
-	waitfor.True(t, 10*time.Second, "the open period to end", func() bool { return d.endpoint(t, ep).State == "half-open" })
-
-	const n = 5
-	codes := make(chan int, n)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() { codes <- get() })
-	}
-	wg.Wait()
-	close(codes)
-	for code := range codes {
-		if code != 200 {
-			t.Errorf("a request after the open period: %d; want 200, every request waiting for the trial's answer", code)
-		}
-	}
-	host.mu.Lock()
-	if len(host.log) != 2*n || host.log[0] != "in" || host.log[1] != "out" {
-		t.Errorf("the host heard %v; want the trial alone, then the other %d", host.log, n-1)
-	}
-	host.mu.Unlock()
-	resp, err := plainClient.Get(d.api + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{`hostguard_guard_trial_waits_total{outcome="admitted"} 4`, `hostguard_guard_trial_waits_total{outcome="refused"} 0`} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
-}
-
-// TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout: as above, but
-// the trial hangs, and a request waiting for it carries Hostguard-Timeout:
-// 1. The host needs 300 ms, so the daemon would wait 1.5 s for the trial;
-// the request instead hears its 503 while what is left of its second
-// still covers those 300 ms, before the client's chosen timeout.
-func TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout(t *testing.T) {
-	bin := buildBinary(t)
-	d := launch(t, bin, "serve", "--listen", "127.0.0.1:0", "--proxy-listen", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "d.db"), "--allow-private", "--log-format", "json", "--guard-open-for", "1s")
-	host := newComebackHost(t, 300*time.Millisecond)
+	host = newComebackHost(t, 300*time.Millisecond)
 	ep := "http://" + host.addr
 	client := proxyClient(d, 10*time.Second)
-	defer client.Transport.(*http.Transport).CloseIdleConnections()
-	get := func(hint string) (int, time.Duration) {
+	t.Cleanup(client.Transport.(*http.Transport).CloseIdleConnections)
+	get = func(hint string) (int, time.Duration) {
 		req, _ := http.NewRequest(http.MethodGet, ep+"/live", nil)
 		if hint != "" {
 			req.Header.Set("Hostguard-Timeout", hint)
@@ -352,10 +276,59 @@ func TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout(t *testing.T) {
 			t.Fatalf("request %d to the refusing host: %d; want 502", i, code)
 		}
 	}
-	host.delay.Store(int64(2 * time.Second))
+	if e := d.endpoint(t, ep); e.State != "open" {
+		t.Fatalf("after two refusals: %+v; want open", e)
+	}
+	host.delay.Store(int64(back))
 	host.up()
+	host.mu.Lock()
+	host.log = nil
+	host.mu.Unlock()
 	waitfor.True(t, 10*time.Second, "the open period to end", func() bool { return d.endpoint(t, ep).State == "half-open" })
+	return d, host, get
+}
 
+// TestDefaultDaemonLetsRequestsWaitForTheTrial: after the open period five
+// requests arrive at once: one is the trial, and the other four wait for
+// its answer (guard.trial_wait, 2 s by default) and then go out, instead
+// of being refused while it was out. The host hears the trial alone first.
+func TestDefaultDaemonLetsRequestsWaitForTheTrial(t *testing.T) {
+	d, host, get := comebackToHalfOpen(t, 300*time.Millisecond)
+	const n = 5
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { code, _ := get(""); codes <- code })
+	}
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != 200 {
+			t.Errorf("a request after the open period: %d; want 200, every request waiting for the trial's answer", code)
+		}
+	}
+	host.mu.Lock()
+	if len(host.log) != 2*n || host.log[0] != "in" || host.log[1] != "out" {
+		t.Errorf("the host heard %v; want the trial alone, then the other %d", host.log, n-1)
+	}
+	host.mu.Unlock()
+	b := d.metrics(t)
+	for _, want := range []string{`hostguard_guard_trial_waits_total{outcome="admitted"} 4`, `hostguard_guard_trial_waits_total{outcome="refused"} 0`} {
+		if !strings.Contains(b, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout: the host
+// comes back answering in 2 s, so the trial is out that long, and a
+// request waiting for it carries Hostguard-Timeout: 1. The host needed
+// 300 ms before, so the daemon would wait 1.5 s for the trial;
+// the request instead hears its 503 while what is left of its second
+// still covers those 300 ms, before the client's chosen timeout.
+func TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout(t *testing.T) {
+	d, host, get := comebackToHalfOpen(t, 2*time.Second)
+	ep := "http://" + host.addr
 	trial := make(chan int, 1)
 	go func() { code, _ := get(""); trial <- code }()
 	waitfor.True(t, 10*time.Second, "the trial to be out", func() bool { return d.endpoint(t, ep).TrialOut })
@@ -363,16 +336,26 @@ func TestDefaultDaemonRefusesInTimeAClientThatChoseItsTimeout(t *testing.T) {
 	if code != http.StatusServiceUnavailable || took >= time.Second {
 		t.Errorf("a request with Hostguard-Timeout: 1 behind a hanging trial: %d after %v; want 503 within 1s", code, took)
 	}
-	resp, err := plainClient.Get(d.api + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if want := `hostguard_guard_trial_waits_total{outcome="refused"} 1`; !strings.Contains(string(b), want) {
+	b := d.metrics(t)
+	if want := `hostguard_guard_trial_waits_total{outcome="refused"} 1`; !strings.Contains(b, want) {
 		t.Errorf("metrics lack %s: the request did not wait", want)
 	}
 	if code := <-trial; code != 200 {
 		t.Errorf("the trial: %d; want 200", code)
 	}
+}
+
+// metrics returns d's /metrics page.
+func (d *daemonProc) metrics(t *testing.T) string {
+	t.Helper()
+	resp, err := plainClient.Get(d.api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -113,3 +113,27 @@ def curl_get(url: str, proxy: str, timeout: float, cafile: Optional[str] = None)
     if status == 0:
         return OSError("curl exited %d without an answer" % out.returncode)
     return Answer(status, headers)
+
+
+# The clients the proxy tests drive, each as get(url, proxy, timeout).
+CLIENTS: Dict[str, Callable[[str, str, float], Any]] = {
+    "curl": curl_get,
+    "urllib": urllib_get,
+    "requests": requests_get,
+    "httpx": httpx_get,
+    "aiohttp": aiohttp_get,
+}
+
+
+def available_clients() -> Dict[str, Callable[[str, str, float], Any]]:
+    """CLIENTS without the third-party libraries this Python lacks (which
+    fail instead under CI=true; see third_party)."""
+    available = {}
+    for name, get in CLIENTS.items():
+        if name in ("requests", "httpx", "aiohttp"):
+            try:
+                third_party(name)
+            except unittest.SkipTest:
+                continue
+        available[name] = get
+    return available

@@ -15,19 +15,12 @@ from typing import Any, Callable, Dict, List, Tuple
 from hostguard import Client, is_fast_fail
 
 from ._daemon import Daemon
-from ._libs import aiohttp_get, curl_get, httpx_get, requests_get, urllib_get
-from ._targets import ComebackHost, third_party, wait_for
+from ._libs import available_clients
+from ._targets import ComebackHost, wait_for
 
 TIMEOUT = 2.0
 FAN_OUT = 4
 
-CLIENTS: Dict[str, Callable[[str, str, float], Any]] = {
-    "curl": curl_get,
-    "urllib": urllib_get,
-    "requests": requests_get,
-    "httpx": httpx_get,
-    "aiohttp": aiohttp_get,
-}
 
 
 def status(x: Any) -> Any:
@@ -41,14 +34,7 @@ def status(x: Any) -> Any:
 
 class ComebackTest(unittest.TestCase):
     def test_a_fan_out_to_a_host_that_came_back_waits_for_the_trial(self) -> None:
-        available = {}
-        for name, get in CLIENTS.items():
-            if name in ("requests", "httpx", "aiohttp"):
-                try:
-                    third_party(name)
-                except unittest.SkipTest:
-                    continue
-            available[name] = get
+        available = available_clients()
         daemon = Daemon("--guard-open-for", "1s", tuned=False)
         self.addCleanup(daemon.stop)
         proxy = "http://" + daemon.proxy

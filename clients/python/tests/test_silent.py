@@ -14,31 +14,17 @@ from typing import Any, Callable, Dict, List, Tuple
 from hostguard import Client, is_fast_fail
 
 from ._daemon import Daemon
-from ._libs import aiohttp_get, curl_get, httpx_get, requests_get, urllib_get
-from ._targets import SilentHost, third_party, wait_for
+from ._libs import available_clients
+from ._targets import SilentHost, wait_for
 
 TIMEOUT = 2.0
 REQUESTS = 4
 
-CLIENTS: Dict[str, Callable[[str, str, float], Any]] = {
-    "curl": curl_get,
-    "urllib": urllib_get,
-    "requests": requests_get,
-    "httpx": httpx_get,
-    "aiohttp": aiohttp_get,
-}
 
 
 class SilentHostTest(unittest.TestCase):
     def test_short_timeouts_trip_the_guard_under_the_defaults(self) -> None:
-        available = {}
-        for name, get in CLIENTS.items():
-            if name in ("requests", "httpx", "aiohttp"):
-                try:
-                    third_party(name)
-                except unittest.SkipTest:
-                    continue
-            available[name] = get
+        available = available_clients()
         daemon = Daemon(tuned=False)
         self.addCleanup(daemon.stop)
         proxy = "http://" + daemon.proxy
