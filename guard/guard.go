@@ -294,20 +294,26 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, er
 		// guard asks for the lease first. Without demand this caller
 		// would be the trial: it waits a moment for the lease.
 		cycle := ep.cycle
-		var w *claimWait
+		var cw *claimWait
 		if !ep.demand {
-			w = &claimWait{got: make(chan *Ticket, 1)}
-			ep.waiter = w
+			cw = &claimWait{got: make(chan *Ticket, 1)}
+			ep.waiter = cw
 		} else {
 			ep.flags.Or(fAsked)
 		}
 		ep.mu.Unlock()
 		g.report(ep, &tr)
 		go g.claim(ep, cycle)
-		if w != nil {
-			if t := g.awaitLease(ep, w); t != nil {
+		if cw != nil {
+			if t := g.awaitLease(ep, cw); t != nil {
 				return t, nil, true
 			}
+		}
+		if g.waitLeft(ep, w) > 0 {
+			// The lease went to another guard, or its claim or this
+			// guard's probe is still out: wait for that trial's outcome
+			// as for any trial, which reaches this guard through Apply.
+			return nil, nil, false
 		}
 		return nil, ep.openError(0), true
 	}
@@ -321,6 +327,11 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, er
 			ep.mu.Unlock()
 			g.report(ep, &tr)
 			go g.runProbe(run)
+			if g.waitLeft(ep, w) > 0 {
+				// Wait for the probe's outcome, as the callers after
+				// this one do.
+				return nil, nil, false
+			}
 			return nil, ep.openError(0), true
 		}
 	}

@@ -118,6 +118,19 @@ func TestSharingRules(t *testing.T) {
 		}
 	}
 	cat := func(parts ...[]crow) []crow { return slices.Concat(parts...) }
+	// seenUpOn has node n hear the default endpoint answer in 2s at 0.
+	seenUpOn := func(n string) []crow {
+		return []crow{
+			{n, step{at: 0, do: "acquire", tk: "up"}},
+			{n, step{at: 0, do: "answer-after", tk: "up", want: "2s"}},
+		}
+	}
+	// waiting are the tables whose guards have a TrialWait.
+	waiting := map[string]bool{
+		"a caller refused the lease waits for the holder's trial, whose answer admits it": true,
+		"... and whose failure refuses it by the opening that follows":                    true,
+		"a caller that finds the cluster's claim out waits through it for the probe":      true,
+	}
 	tables := map[string][]crow{
 		"an opening is published once and adopted, up to its until": cat(network("A", 0), tripA(0), []crow{
 			{"", step{at: s, do: "published", want: "A opened until 31s"}},
@@ -330,6 +343,34 @@ func TestSharingRules(t *testing.T) {
 			{"B", step{at: 2 * s, do: "acquire", want: "open 29s"}},
 			{"B", step{at: 2 * s, do: "exempt", tk: "e", want: "ok"}},
 		}),
+		// With TrialWait (see waiting below): C saw the host answer in
+		// 2s, before A's failures, so its callers may wait 10s.
+		"a caller refused the lease waits for the holder's trial, whose answer admits it": cat(network("A", 0), seenUpOn("C"), tripA(2*s), []crow{
+			{"A", step{at: 33 * s, do: "acquire", tk: "t", want: "trial"}},
+			{"C", step{at: 33 * s, do: "acquire-bg", tk: "w"}},
+			{"C", step{at: 33 * s, do: "got", tk: "w", want: "waiting"}},
+			{"", step{at: 33 * s, do: "published", want: "A opened until 33s; A lease"}},
+			{"A", step{at: 34 * s, do: "answer", tk: "t"}},
+			{"C", step{at: 34 * s, do: "got", tk: "w", want: "ok"}},
+			{"C", step{at: 34 * s, do: "waits", want: "1 0 0"}},
+		}),
+		"... and whose failure refuses it by the opening that follows": cat(network("A", 0), seenUpOn("C"), tripA(2*s), network("A", 33*s), []crow{
+			{"A", step{at: 33 * s, do: "acquire", tk: "t", want: "trial"}},
+			{"C", step{at: 33 * s, do: "acquire-bg", tk: "w"}},
+			{"A", step{at: 34 * s, do: "fail", tk: "t", want: "timeout"}},
+			{"C", step{at: 34 * s, do: "got", tk: "w", want: "open 30s"}},
+		}),
+		"a caller that finds the cluster's claim out waits through it for the probe": cat(network("A", 0), seenUpOn("C"), tripA(2*s), []crow{
+			{"C", step{at: 10 * s, do: "acquire", want: "open 23s"}},
+			{"", step{at: 0, do: "slow-claims"}},
+			// C's timer claims the lease at the period's end (a second),
+			// and C's caller waits through the claim for the probe.
+			{"C", step{at: 33 * s, do: "acquire-bg", tk: "w"}},
+			{"C", step{at: 34 * s, do: "probes", want: "1"}},
+			{"C", step{at: 34 * s, do: "got", tk: "w", want: "waiting"}},
+			{"C", step{at: 34 * s, do: "probe", want: "answer"}},
+			{"C", step{at: 34 * s, do: "got", tk: "w", want: "ok"}},
+		}),
 		"a partitioned node's openings stay its own": cat(network("A", 0), []crow{
 			{"", step{at: 0, do: "cut"}},
 		}, tripA(0), []crow{
@@ -344,7 +385,11 @@ func TestSharingRules(t *testing.T) {
 				h := newHub(5 * time.Second)
 				beds := map[string]*bed{}
 				for _, n := range []string{"A", "B", "C"} {
-					b := setupProbes(t, guard.Config{Share: node{h, n}}, false)
+					cfg := guard.Config{Share: node{h, n}}
+					if waiting[name] {
+						cfg.TrialWait = time.Minute
+					}
+					b := setupProbes(t, cfg, false)
 					beds[n] = b
 					h.mu.Lock()
 					h.guards[n] = b.g

@@ -116,6 +116,20 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 31 * s, do: "probe", want: "answer"},
 			{at: 31 * s, do: "got", tk: "w", want: "ok"},
 		})},
+		// The timer finds the guard switched off, so the first caller
+		// after it is switched on starts the probe itself.
+		"a caller that starts the probe waits for its outcome": {cfg: probes, rows: rows(seenUp, trip, []step{
+			{at: 10 * s, do: "acquire", want: "open 20s"},
+			{at: 29 * s, do: "disable"},
+			{at: 30 * s, do: "probes", want: "0"},
+			{at: 31 * s, do: "enable"},
+			{at: 31 * s, do: "acquire-bg", tk: "w"},
+			{at: 31 * s, do: "probes", want: "1"},
+			{at: 32 * s, do: "got", tk: "w", want: "waiting"},
+			{at: 32 * s, do: "probe", want: "answer"},
+			{at: 32 * s, do: "got", tk: "w", want: "ok"},
+			{at: 32 * s, do: "waits", want: "1 0 0"},
+		})},
 		"a caller whose wait ran out is demand for the next period": {cfg: probes, rows: rows(half, []step{
 			{at: 40 * s, do: "got", tk: "w", want: "open 0s"},
 			{at: 41 * s, do: "fail", tk: "t"},
