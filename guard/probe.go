@@ -9,10 +9,12 @@ import (
 // stops it early. A check (see startCheck) only ever closes: its failure
 // leaves the opening it tests as it was.
 type probeRun struct {
-	t      *Ticket
-	ctx    context.Context
-	cancel context.CancelFunc
-	check  bool
+	t       *Ticket
+	ctx     context.Context
+	cancel  context.CancelFunc
+	check   bool
+	recheck bool   // the check after a check that hung (see recheck)
+	cycle   uint64 // the endpoint's cycle when it started
 }
 
 // noteDemand records that a caller was refused during the open period and,
@@ -127,6 +129,7 @@ func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 	ep.markUsed()
 	ctx, cancel := context.WithCancel(g.ctx)
 	run := &probeRun{t: t, ctx: ctx, cancel: cancel, check: check}
+	run.cycle = ep.cycle
 	ep.probe = run
 	if check {
 		// Within the open period callers are refused by it, not told
@@ -162,6 +165,39 @@ func (g *Guard) startCheck(ep *endpoint) *probeRun {
 // same rules as any trial: so a probe started before a Reset reports into
 // nothing, and its Release can never free a newer trial's slot.
 func (g *Guard) runProbe(run *probeRun) {
+	for run != nil {
+		if !g.probeOnce(run) {
+			return
+		}
+		run = g.recheck(run)
+	}
+}
+
+// recheck starts the one check that follows a check that hung: its request
+// went out before the host came back, as the timeouts behind the opening
+// did, and cannot see a recovery since; a fresh one can, and the opening's
+// first callers are not refused for a whole period over a request sent
+// while the host still hung. It returns nil when the endpoint is no longer
+// in the opening that check was for, or its slot is taken.
+func (g *Guard) recheck(hung *probeRun) *probeRun {
+	if hung.recheck {
+		return nil
+	}
+	ep := hung.t.ep
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.evicted || !ep.open || ep.cycle != hung.cycle || !g.cfg.Now().Before(ep.openUntil) {
+		return nil
+	}
+	run := g.startCheck(ep)
+	if run != nil {
+		run.recheck = true
+	}
+	return run
+}
+
+// probeOnce runs one probe; it reports whether it was a check that hung.
+func (g *Guard) probeOnce(run *probeRun) (hung bool) {
 	defer g.running.Done()
 	defer g.probes.Add(-1)
 	defer run.cancel()
@@ -185,7 +221,9 @@ func (g *Guard) runProbe(run *probeRun) {
 		run.t.AnsweredAfter(g.cfg.Now().Sub(start))
 	case run.check:
 		// The opening stands as it was; the deferred Release frees the
-		// slot for the probe at its end.
+		// slot for the probe at its end, or for a fresh check if this one
+		// hung.
+		return wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil
 	case wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil:
 		// The guard's own wait ran out: judged by the wait rule, like
 		// any caller's give-up.
@@ -193,6 +231,7 @@ func (g *Guard) runProbe(run *probeRun) {
 	default:
 		run.t.Failed(err)
 	}
+	return false
 }
 
 // probeWait is how long a probe of ep may wait for its answer: a little

@@ -290,9 +290,26 @@ func TestProbeRules(t *testing.T) {
 		"a check waits what the endpoint needs": {rows: rows(seenUp, lateTrip, []step{
 			// 2s needed: a wait of 1.25 × 4 × 2s = 10s.
 			{at: 50*s - 1, do: "cancelled", want: "false"},
+			{at: 50*s - 1, do: "probes", want: "1"},
 			{at: 50 * s, do: "state", want: "open"},
 			{at: 50 * s, do: "acquire", want: "open 20s"},
-			{at: 70 * s, do: "probes", want: "2"},
+			// The check hung: one fresh check follows, with the same wait.
+			{at: 50 * s, do: "probes", want: "2"},
+			{at: 60*s - 1, do: "cancelled", want: "false"},
+			{at: 60 * s, do: "state", want: "open"},
+			{at: 69 * s, do: "probes", want: "2"},
+			{at: 70 * s, do: "probes", want: "3"},
+		})},
+		"a check that hung is followed by a fresh one, whose answer closes the endpoint": {rows: rows(seenUp, lateTrip, []step{
+			{at: 50 * s, do: "probes", want: "2"},
+			{at: 51 * s, do: "probe", want: "answer"},
+			{at: 51 * s, do: "state", want: "closed"},
+			{at: 51 * s, do: "acquire", want: "ok"},
+		})},
+		"a check that fails at once is not checked again": {rows: rows(seenUp, lateTrip, []step{
+			{at: 41 * s, do: "probe", want: "refused"},
+			{at: 41 * s, do: "state", want: "open"},
+			{at: 69 * s, do: "probes", want: "1"},
 		})},
 		"a check runs once per trip, not for the failed probe's re-opening": {rows: rows(seenUp, lateTrip, []step{
 			{at: 40 * s, do: "acquire", want: "open 30s"},
