@@ -248,6 +248,20 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, er
 		}
 		return nil, ep.openError(0), true
 	}
+	if f&fCheck != 0 && g.waitLeft(ep, w) > 0 {
+		// A check of the opening is out: wait for its outcome as for a
+		// trial's. Its answer closes the endpoint; its failure leaves the
+		// open period, which then refuses this caller as demand.
+		ep.mu.Lock()
+		if ep.evicted || ep.trial == 0 || ep.flags.Load()&fCheck == 0 {
+			ep.mu.Unlock()
+			return nil, nil, false
+		}
+		if err := g.awaitTrial(ep, nil, w); err != nil {
+			return nil, err, true
+		}
+		return nil, nil, false
+	}
 	// Most fast-fails in the open period take no lock either: once any
 	// demand a probe needs is noted, there is nothing to change.
 	if f&fDemand != 0 || g.cfg.Probe == nil {

@@ -105,7 +105,8 @@ func (g *Guard) startProbe(ep *endpoint) *probeRun {
 // newProbe takes ep's trial slot for a probe (a check, if check) and
 // returns it, or returns nil when no probe may start: the guard has no
 // Probe, is closed, or MaxProbes are running. Call with ep.mu held and
-// the slot free, or held by a lease this guard hands to the probe.
+// the slot free, or held by a lease this guard hands to the probe or a
+// check that hung (recheck).
 func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 	if g.cfg.Probe == nil {
 		return nil
@@ -166,10 +167,7 @@ func (g *Guard) startCheck(ep *endpoint) *probeRun {
 // nothing, and its Release can never free a newer trial's slot.
 func (g *Guard) runProbe(run *probeRun) {
 	for run != nil {
-		if !g.probeOnce(run) {
-			return
-		}
-		run = g.recheck(run)
+		run = g.probeOnce(run)
 	}
 }
 
@@ -177,27 +175,26 @@ func (g *Guard) runProbe(run *probeRun) {
 // went out before the host came back, as the timeouts behind the opening
 // did, and cannot see a recovery since; a fresh one can, and the opening's
 // first callers are not refused for a whole period over a request sent
-// while the host still hung. It returns nil when the endpoint is no longer
-// in the opening that check was for, or its slot is taken.
+// while the host still hung. The slot passes from the hung check to the
+// fresh one without being freed, so callers waiting on it wait on. It
+// returns nil when the endpoint is no longer in the opening that check
+// was for. Call with ep.mu held.
 func (g *Guard) recheck(hung *probeRun) *probeRun {
-	if hung.recheck {
-		return nil
-	}
 	ep := hung.t.ep
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.evicted || !ep.open || ep.cycle != hung.cycle || !g.cfg.Now().Before(ep.openUntil) {
+	if hung.recheck || ep.evicted || !ep.open || ep.cycle != hung.cycle || ep.trial != hung.t.seq ||
+		!g.cfg.Now().Before(ep.openUntil) {
 		return nil
 	}
-	run := g.startCheck(ep)
+	run := g.newProbe(ep, true)
 	if run != nil {
 		run.recheck = true
 	}
 	return run
 }
 
-// probeOnce runs one probe; it reports whether it was a check that hung.
-func (g *Guard) probeOnce(run *probeRun) (hung bool) {
+// probeOnce runs one probe; it returns the fresh check to run next when
+// this was a check that hung.
+func (g *Guard) probeOnce(run *probeRun) (next *probeRun) {
 	defer g.running.Done()
 	defer g.probes.Add(-1)
 	defer run.cancel()
@@ -211,9 +208,13 @@ func (g *Guard) probeOnce(run *probeRun) (hung bool) {
 	}
 	start := g.cfg.Now()
 	err := g.cfg.Probe(ctx, ep.key)
+	hung := wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil
 	ep.mu.Lock()
 	if ep.probe == run {
 		ep.probe = nil
+	}
+	if err != nil && run.check && hung {
+		next = g.recheck(run)
 	}
 	ep.mu.Unlock()
 	switch {
@@ -221,17 +222,15 @@ func (g *Guard) probeOnce(run *probeRun) (hung bool) {
 		run.t.AnsweredAfter(g.cfg.Now().Sub(start))
 	case run.check:
 		// The opening stands as it was; the deferred Release frees the
-		// slot for the probe at its end, or for a fresh check if this one
-		// hung.
-		return wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil
-	case wait > 0 && run.ctx.Err() == nil && ctx.Err() != nil:
+		// slot for the probe at its end, unless a fresh check took it.
+	case hung:
 		// The guard's own wait ran out: judged by the wait rule, like
 		// any caller's give-up.
 		run.t.Failed(&WaitError{Owed: wait, Err: context.DeadlineExceeded})
 	default:
 		run.t.Failed(err)
 	}
-	return false
+	return next
 }
 
 // probeWait is how long a probe of ep may wait for its answer: a little

@@ -103,10 +103,29 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 30 * s, do: "acquire-bg", tk: "w"},
 			{at: 30 * s, do: "got", tk: "w", want: "open 0s"},
 		})},
-		"during the open period a caller is refused at once, even while a check runs": {cfg: probes, rows: rows(seenUp, lateTrip, []step{
+		// lateTrip opens the endpoint at 40s until 70s, and its check
+		// waits 10s.
+		"a caller during a check waits for it, and goes out on its answer": {cfg: probes, rows: rows(seenUp, lateTrip, []step{
 			{at: 40 * s, do: "probes", want: "1"},
 			{at: 41 * s, do: "acquire-bg", tk: "w"},
-			{at: 41 * s, do: "got", tk: "w", want: "open 29s"},
+			{at: 42 * s, do: "got", tk: "w", want: "waiting"},
+			{at: 42 * s, do: "probe", want: "answer"},
+			{at: 42 * s, do: "got", tk: "w", want: "ok"},
+			{at: 42 * s, do: "waits", want: "1 0 0"},
+		})},
+		"a caller waits through a check that hung into the fresh one, and is refused by the period when its wait ends": {cfg: probes, rows: rows(seenUp, lateTrip, []step{
+			{at: 41 * s, do: "acquire-bg", tk: "w"},
+			{at: 50 * s, do: "probes", want: "2"},
+			{at: 51*s - 1, do: "got", tk: "w", want: "waiting"},
+			{at: 51 * s, do: "got", tk: "w", want: "open 19s"},
+			{at: 51 * s, do: "waits", want: "0 1 0"},
+			{at: 70 * s, do: "probes", want: "3"},
+		})},
+		"a caller during a check that fails is refused by the period": {cfg: probes, rows: rows(seenUp, lateTrip, []step{
+			{at: 41 * s, do: "acquire-bg", tk: "w"},
+			{at: 42 * s, do: "probe", want: "refused"},
+			{at: 42 * s, do: "got", tk: "w", want: "open 28s"},
+			{at: 43 * s, do: "acquire", want: "open 27s"},
 		})},
 		"the callers after a period with demand wait for its probe": {cfg: probes, rows: rows(seenUp, trip, []step{
 			{at: 10 * s, do: "acquire", want: "open 20s"},
