@@ -118,7 +118,8 @@ type Config struct {
 	// needs to answer (WaitFactor times its recent need, and a quarter
 	// more: a probe's wait without WaitFloor), at most TrialWait; an
 	// endpoint never seen
-	// answering gets none, nor does a caller during an open period. A
+	// answering gets none, nor does a caller during an open period but
+	// for a check's outcome (see Config.Probe's check at a trip). A
 	// caller has one such wait per Acquire: if the trial ends without a
 	// report and another caller takes the slot, it waits on for that
 	// trial within what is left. One trial at a time still holds: the

@@ -151,7 +151,9 @@ func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 // closes the endpoint, by the rule that made the timeouts older news;
 // anything else leaves the opening as it was, its end and its growth
 // untouched, and the probe at its end still runs on demand. Requests
-// fail fast meanwhile, as during any open period. An endpoint never seen
+// fail fast meanwhile, as during any open period, or wait for the check
+// with Config.TrialWait; a check that hung is followed by one fresh check
+// (recheck). An endpoint never seen
 // answering gets no check: its probe's wait would be a whole timeout, and
 // a host that never answered has nothing to come back to. Call with
 // ep.mu held, just after the trip.
