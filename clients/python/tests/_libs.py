@@ -11,9 +11,10 @@ import os
 import shutil
 import ssl
 import subprocess
+import threading
 import unittest
 import urllib.request
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from unittest import mock
 
 from ._targets import third_party
@@ -137,3 +138,24 @@ def available_clients() -> Dict[str, Callable[[str, str, float], Any]]:
                 continue
         available[name] = get
     return available
+
+
+def side_by_side(fn: Callable[..., None], calls: List[Tuple[Any, ...]], timeout: float = 120) -> None:
+    """Runs fn(*args) for every args in calls at once, each on a thread of
+    its own, and raises in the calling thread the first exception any of
+    them raised."""
+    errors: List[BaseException] = []
+
+    def one(args: Tuple[Any, ...]) -> None:
+        try:
+            fn(*args)
+        except BaseException as e:  # reported from the calling thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(a,)) for a in calls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    if errors:
+        raise errors[0]

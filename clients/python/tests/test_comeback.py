@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Tuple
 from hostguard import Client, is_fast_fail
 
 from ._daemon import Daemon
-from ._libs import available_clients
+from ._libs import available_clients, side_by_side
 from ._targets import ComebackHost, wait_for
 
 TIMEOUT = 2.0
@@ -47,7 +47,6 @@ class ComebackTest(unittest.TestCase):
             return ""
 
         results: Dict[str, Tuple[List[Any], List[Any], List[str]]] = {}
-        errors: List[BaseException] = []
 
         def run(name: str, get: Callable[[str, str, float], Any]) -> None:
             host = ComebackHost(0.3)
@@ -71,18 +70,10 @@ class ComebackTest(unittest.TestCase):
                 for t in fan:
                     t.join(30)
                 results[name] = (before, got, host.events())
-            except BaseException as e:  # reported from the main thread
-                errors.append(e)
             finally:
                 host.close()
 
-        threads = [threading.Thread(target=run, args=(n, g)) for n, g in available.items()]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-        if errors:
-            raise errors[0]
+        side_by_side(run, list(available.items()))
         for name, (before, got, events) in sorted(results.items()):
             with self.subTest(client=name):
                 self.assertEqual([status(x) for x in before], [200, 502, 502],

@@ -7,14 +7,13 @@ reaching the host, and is_fast_fail must say so."""
 
 from __future__ import annotations
 
-import threading
 import unittest
 from typing import Any, Callable, Dict, List, Tuple
 
 from hostguard import Client, is_fast_fail
 
 from ._daemon import Daemon
-from ._libs import available_clients
+from ._libs import available_clients, side_by_side
 from ._targets import SilentHost, wait_for
 
 TIMEOUT = 2.0
@@ -34,7 +33,6 @@ class SilentHostTest(unittest.TestCase):
             return all(e.get("tickets_out", 0) == 0 for e in hg.guard.list() if e["endpoint"] == endpoint)
 
         results: Dict[Tuple[str, str], Tuple[List[Any], int]] = {}
-        errors: List[BaseException] = []
 
         def run(name: str, get: Callable[[str, str, float], Any], scheme: str) -> None:
             host = SilentHost()
@@ -48,20 +46,12 @@ class SilentHostTest(unittest.TestCase):
                     # counted.
                     wait_for(lambda: settled(endpoint), "%s %s: the daemon to settle the request" % (name, scheme))
                 results[(name, scheme)] = (got, host.accepted)
-            except BaseException as e:  # reported from the main thread
-                errors.append(e)
             finally:
                 host.close()
 
         # Each client and scheme has a silent host of its own, so they run
         # side by side: four give-ups would otherwise cost 8 s each.
-        threads = [threading.Thread(target=run, args=(n, g, s)) for n, g in available.items() for s in ("http", "https")]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-        if errors:
-            raise errors[0]
+        side_by_side(run, [(n, g, s) for n, g in available.items() for s in ("http", "https")])
         for (name, scheme), (got, accepted) in sorted(results.items()):
             with self.subTest(client=name, scheme=scheme):
                 verdicts = [is_fast_fail(x) for x in got]
