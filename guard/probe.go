@@ -129,8 +129,7 @@ func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 	ep.out.Add(1)
 	ep.markUsed()
 	ctx, cancel := context.WithCancel(g.ctx)
-	run := &probeRun{t: t, ctx: ctx, cancel: cancel, check: check}
-	run.cycle = ep.cycle
+	run := &probeRun{t: t, ctx: ctx, cancel: cancel, check: check, cycle: ep.cycle}
 	ep.probe = run
 	if check {
 		// Within the open period callers are refused by it, not told
