@@ -250,13 +250,16 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, er
 	}
 	if f&fCheck != 0 && g.waitLeft(ep, w) > 0 {
 		// A check of the opening is out: wait for its outcome as for a
-		// trial's. Its answer closes the endpoint; its failure leaves the
-		// open period, which then refuses this caller as demand.
+		// trial's. Its answer closes the endpoint (and forgets the
+		// demand); its failure leaves the open period, which then refuses
+		// this caller. Either way the caller asked during the period, so
+		// it is demand even if it gives up.
 		ep.mu.Lock()
 		if ep.evicted || ep.trial == 0 || ep.flags.Load()&fCheck == 0 {
 			ep.mu.Unlock()
 			return nil, nil, false
 		}
+		g.noteDemand(ep, g.cfg.Now())
 		if err := g.awaitTrial(ep, nil, w); err != nil {
 			return nil, err, true
 		}

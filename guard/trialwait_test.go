@@ -121,6 +121,14 @@ func TestTrialWaitRules(t *testing.T) {
 			{at: 51 * s, do: "waits", want: "0 1 0"},
 			{at: 70 * s, do: "probes", want: "3"},
 		})},
+		"a caller that gives up during a check is demand for the period's probe": {cfg: probes, rows: rows(seenUp, lateTrip, []step{
+			{at: 41 * s, do: "acquire-bg", tk: "w", want: "ctx"},
+			{at: 42 * s, do: "cancel", tk: "w"},
+			{at: 42 * s, do: "got", tk: "w", want: "gave-up"},
+			{at: 43 * s, do: "probe", want: "refused"},
+			{at: 70*s - 1, do: "probes", want: "1"},
+			{at: 70 * s, do: "probes", want: "2"},
+		})},
 		"a caller during a check that fails is refused by the period": {cfg: probes, rows: rows(seenUp, lateTrip, []step{
 			{at: 41 * s, do: "acquire-bg", tk: "w"},
 			{at: 42 * s, do: "probe", want: "refused"},
