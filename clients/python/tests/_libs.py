@@ -15,19 +15,42 @@ import threading
 import unittest
 import urllib.request
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
-from unittest import mock
 
 from ._targets import third_party
+
+
+_PROXY_VARS = ("no_proxy", "http_proxy", "https_proxy", "all_proxy")
+_env_lock = threading.Lock()
+_env_users = 0
+_env_saved: Dict[str, str] = {}
 
 
 @contextlib.contextmanager
 def proxy_env(proxy: str) -> Iterator[None]:
     """http_proxy and https_proxy as the README exports them, without
-    no_proxy: the targets here are on loopback too."""
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
-    env.update(http_proxy=proxy, https_proxy=proxy)
-    with mock.patch.dict(os.environ, env, clear=True):
+    no_proxy: the targets here are on loopback too. Clients running side by
+    side use it at once, so the first one in sets the environment and the
+    last one out puts it back: with a save and restore each, one client's
+    restore would take the proxy away from another still reading it (and
+    send its request around the daemon)."""
+    global _env_users, _env_saved
+    with _env_lock:
+        if _env_users == 0:
+            _env_saved = dict(os.environ)
+            for k in [k for k in os.environ if k.lower() in _PROXY_VARS]:
+                del os.environ[k]
+            os.environ.update(http_proxy=proxy, https_proxy=proxy)
+        elif os.environ.get("http_proxy") != proxy:
+            raise AssertionError("proxy_env: %s asked for while %s is set" % (proxy, os.environ.get("http_proxy")))
+        _env_users += 1
+    try:
         yield
+    finally:
+        with _env_lock:
+            _env_users -= 1
+            if _env_users == 0:
+                os.environ.clear()
+                os.environ.update(_env_saved)
 
 
 def catch(fn: Callable[[], Any]) -> Any:
