@@ -116,11 +116,11 @@ type Config struct {
 	// as on any closed endpoint; when it fails, the caller is refused
 	// with the open period that follows. The wait is what the endpoint
 	// needs to answer (WaitFactor times its recent need, and a quarter
-	// more: a probe's wait without WaitFloor), at most TrialWait; an
-	// endpoint never seen
-	// answering gets none, nor does a caller during an open period but
-	// for a check's outcome (see Config.Probe's check at a trip). A
-	// caller has one such wait per Acquire: if the trial ends without a
+	// more: a probe's wait without WaitFloor), at most TrialWait, and
+	// AcquireContext's context can end or shorten it. An endpoint never
+	// seen answering gets none, nor does a caller during an open period
+	// but for a check's outcome (see startCheck in probe.go). A caller
+	// has one such wait per Acquire: if the trial ends without a
 	// report and another caller takes the slot, it waits on for that
 	// trial within what is left. One trial at a time still holds: the
 	// waiting callers send nothing until the trial settled. Zero or

@@ -152,10 +152,9 @@ func (g *Guard) newProbe(ep *endpoint, check bool) *probeRun {
 // untouched, and the probe at its end still runs on demand. Requests
 // fail fast meanwhile, as during any open period, or wait for the check
 // with Config.TrialWait; a check that hung is followed by one fresh check
-// (recheck). An endpoint never seen
-// answering gets no check: its probe's wait would be a whole timeout, and
-// a host that never answered has nothing to come back to. Call with
-// ep.mu held, just after the trip.
+// (recheck). An endpoint never seen answering gets no check: its probe's
+// wait would be a whole timeout, and a host that never answered has
+// nothing to come back to. Call with ep.mu held, just after the trip.
 func (g *Guard) startCheck(ep *endpoint) *probeRun {
 	if ep.need.Load() == 0 || ep.trial != 0 {
 		return nil
