@@ -226,18 +226,9 @@ func (g *Guard) TrialWaits() TrialWaitCounts {
 func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, err error, ok bool) {
 	if f&(fTrial|fCheck) == fTrial {
 		if g.waitLeft(ep, w) > 0 {
-			// Wait for the trial's outcome rather than refuse: under
-			// the lock, so that its settling cannot be missed.
-			ep.mu.Lock()
-			if ep.evicted || ep.trial == 0 || ep.flags.Load()&fCheck != 0 {
-				// It changed since the flags were read: look again.
-				ep.mu.Unlock()
-				return nil, nil, false
-			}
-			if err := g.awaitTrial(ep, nil, w); err != nil {
-				return nil, err, true
-			}
-			return nil, nil, false
+			// Wait for the trial's outcome rather than refuse.
+			err := g.awaitSlot(ep, w, false)
+			return nil, err, err != nil
 		}
 		// Half-open with the trial out, a probe or a caller's: refuse
 		// without the lock or the clock. The step to half-open was
@@ -250,20 +241,10 @@ func (g *Guard) admitOpen(ep *endpoint, f uint32, w *trialWaiter) (t *Ticket, er
 	}
 	if f&fCheck != 0 && g.waitLeft(ep, w) > 0 {
 		// A check of the opening is out: wait for its outcome as for a
-		// trial's. Its answer closes the endpoint (and forgets the
-		// demand); its failure leaves the open period, which then refuses
-		// this caller. Either way the caller asked during the period, so
-		// it is demand even if it gives up.
-		ep.mu.Lock()
-		if ep.evicted || ep.trial == 0 || ep.flags.Load()&fCheck == 0 {
-			ep.mu.Unlock()
-			return nil, nil, false
-		}
-		g.noteDemand(ep, g.cfg.Now())
-		if err := g.awaitTrial(ep, nil, w); err != nil {
-			return nil, err, true
-		}
-		return nil, nil, false
+		// trial's. Its answer closes the endpoint; its failure leaves the
+		// open period, which then refuses this caller.
+		err := g.awaitSlot(ep, w, true)
+		return nil, err, err != nil
 	}
 	// Most fast-fails in the open period take no lock either: once any
 	// demand a probe needs is noted, there is nothing to change.
@@ -395,6 +376,25 @@ func (g *Guard) waitLeft(ep *endpoint, w *trialWaiter) time.Duration {
 		}
 	}
 	return left
+}
+
+// awaitSlot waits, as awaitTrial, for the outcome of what holds ep's slot
+// when its flags were read: a trial, or a check of the opening if check.
+// It takes the lock, so that the settling cannot be missed, and returns
+// nil at once when that changed meanwhile; the caller then looks again,
+// unless it gave up (the error). A caller waiting for a check asked
+// during the open period, so it is demand even if it gives up (and the
+// check's answer, closing the endpoint, forgets the demand).
+func (g *Guard) awaitSlot(ep *endpoint, w *trialWaiter, check bool) error {
+	ep.mu.Lock()
+	if ep.evicted || ep.trial == 0 || (ep.flags.Load()&fCheck != 0) != check {
+		ep.mu.Unlock()
+		return nil
+	}
+	if check {
+		g.noteDemand(ep, g.cfg.Now())
+	}
+	return g.awaitTrial(ep, nil, w)
 }
 
 // awaitTrial waits until ep's trial slot is freed, the caller's wait runs
